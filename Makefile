@@ -1,0 +1,34 @@
+# The two set-up commands: `make demo` and `make test`. Both create .venv when it is missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test e2e lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/ctxward demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+e2e: $(STAMP)
+	cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error
+	CTXWARD_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e tests/e2e
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check lib tests hooks bench
+	$(BIN)/ruff check lib tests hooks bench
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/hook_latency.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,255 @@
+"""The `ctxward` command: thin click commands over the library."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ctxward import __version__
+from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
+from ctxward.project import Project, find_root
+from ctxward.render import render
+
+HOOK_EVENTS = {
+    "pre-compact": "PreCompact",
+    "session-start": "SessionStart",
+    "post-compact": "PostCompact",
+    "subagent-stop": "SubagentStop",
+    "pre-tool-use": "PreToolUse",
+}
+
+
+class _Group(click.Group):
+    """Maps every expected failure to one line on stderr and its documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CtxwardError as exc:
+            click.echo(f"ctxward: error: {exc}", err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
+
+
+def _project(ctx: click.Context) -> Project:
+    project: Project = ctx.obj
+    return project
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxward")
+@click.option(
+    "-C",
+    "--project",
+    "project_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Project root (default: $CLAUDE_PROJECT_DIR, else the nearest folder with .git).",
+)
+@click.pass_context
+def cli(ctx: click.Context, project_dir: Path | None) -> None:
+    """Keep a coding agent's rules alive across compaction, and its context governed.
+
+    \b
+    Example:
+        ctxward activate deep-review --slug parser-fix
+        ctxward plan list
+    """
+    root = project_dir.resolve() if project_dir else find_root()
+    ctx.obj = Project(root)
+
+
+@cli.command()
+@click.argument("skill")
+@click.option("--slug", required=True, help="The plan: docs/plans/SLUG/invariants.md.")
+@json_option
+@click.pass_context
+def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
+    """Write SKILL's invariants into docs/plans/SLUG/invariants.md.
+
+    SKILL is a skill file, or a name looked up in .claude/skills/, .opencode/skill(s)/ and then
+    the shipped packs. Re-activating a skill replaces its section; another skill appends one.
+
+    \b
+    Example:
+        ctxward activate deep-review --slug parser-fix
+        ctxward activate .claude/skills/release/SKILL.md --slug v2
+    """
+    from ctxward.invariants import activate as activate_skill
+
+    project = _project(ctx)
+    result = activate_skill(project, skill, slug)
+    path = project.relative(result.path)
+    if as_json:
+        _echo_json(
+            {
+                "path": path,
+                "skill": result.skill.name,
+                "rules": list(result.skill.rules),
+                "replaced": result.replaced,
+                "branch": result.branch or None,
+            }
+        )
+    else:
+        click.echo(render("cli/activate.txt.j2", activation=result, path=path), nl=False)
+
+
+@cli.group(cls=_Group)
+def plan() -> None:
+    """List, complete and clean active plans.
+
+    \b
+    Example:
+        ctxward plan list --json
+    """
+
+
+@plan.command("list")
+@json_option
+@click.pass_context
+def plan_list(ctx: click.Context, as_json: bool) -> None:
+    """List active plans: skills, rule count, branch, payload fresh/stale/missing.
+
+    \b
+    Example:
+        ctxward plan list
+    """
+    from ctxward.plans import list_plans
+
+    plans = list_plans(_project(ctx))
+    if as_json:
+        _echo_json([dataclasses.asdict(summary) for summary in plans])
+    else:
+        click.echo(render("cli/plan_list.txt.j2", plans=plans), nl=False)
+
+
+@plan.command("complete")
+@click.argument("slug")
+@click.pass_context
+def plan_complete(ctx: click.Context, slug: str) -> None:
+    """Remove SLUG's invariants.md and payload; other files in the folder stay.
+
+    \b
+    Example:
+        ctxward plan complete parser-fix
+    """
+    from ctxward.plans import complete
+
+    removed = complete(_project(ctx), slug)
+    click.echo(render("cli/plan_complete.txt.j2", slug=slug, removed=removed), nl=False)
+
+
+@plan.command("clean")
+@click.option("--dry-run", is_flag=True, help="List the plans, remove nothing.")
+@click.pass_context
+def plan_clean(ctx: click.Context, dry_run: bool) -> None:
+    """Complete every plan whose recorded git branch no longer exists.
+
+    \b
+    Example:
+        ctxward plan clean --dry-run
+    """
+    from ctxward.plans import complete, orphaned
+
+    project = _project(ctx)
+    plans = orphaned(project)
+    if not dry_run:
+        for summary in plans:
+            complete(project, summary.slug)
+    click.echo(render("cli/plan_clean.txt.j2", plans=plans, dry_run=dry_run), nl=False)
+
+
+@cli.command()
+@click.pass_context
+def packs(ctx: click.Context) -> None:
+    """List the shipped invariant packs (usable by name with `activate`).
+
+    \b
+    Example:
+        ctxward packs
+    """
+    from ctxward.invariants import shipped_packs
+
+    click.echo(render("cli/packs.txt.j2", skills=shipped_packs()), nl=False)
+
+
+@cli.command()
+@click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
+def hook(event: str) -> None:
+    """Run one hook by hand: the host's JSON on stdin, its answer on stdout.
+
+    Installed settings call `ctxward-hook` instead, which takes no arguments.
+
+    \b
+    Example:
+        ctxward hook pre-compact < payload.json
+    """
+    from ctxward.hookio import run
+
+    raise click.exceptions.Exit(run(event_name=HOOK_EVENTS[event]))
+
+
+@cli.command()
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run in this (empty) folder and keep it, instead of a temporary one.",
+)
+def demo(keep: Path | None) -> None:
+    """Show the main job: activate, PreCompact, SessionStart(compact), PostCompact.
+
+    Runs offline in a throwaway project and prints what each hook wrote and what the model
+    would receive.
+
+    \b
+    Example:
+        ctxward demo
+    """
+    from ctxward.demo import run_demo
+
+    started = time.perf_counter()
+
+    def show(root: Path, where: str) -> None:
+        steps = run_demo(root)
+        seconds = time.perf_counter() - started
+        click.echo(render("cli/demo.txt.j2", steps=steps, where=where, seconds=seconds), nl=False)
+
+    if keep is not None:
+        if keep.exists() and any(keep.iterdir()):
+            raise CtxwardError(f"{keep}: not empty; give --keep a new or empty folder")
+        keep.mkdir(parents=True, exist_ok=True)
+        show(keep.resolve(), str(keep.resolve()))
+        return
+    with tempfile.TemporaryDirectory(prefix="ctxward-demo-") as folder:
+        show(Path(folder), "a temporary folder, removed afterwards (keep it with --keep DIR)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script `ctxward`: returns the exit code instead of raising SystemExit."""
+    try:
+        cli.main(args=argv, prog_name="ctxward", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.UsageError as exc:
+        exc.show()
+        return EXIT_BAD_INPUT
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        click.echo("ctxward: aborted", err=True)
+        return 1
+    return 0
+
+

@@ -1,0 +1,32 @@
+"""The one exception family for expected failures; its message is written for users."""
+
+from __future__ import annotations
+
+# Documented exit codes (README "Exit codes"). The CLI maps errors to these in one place.
+EXIT_OK = 0
+EXIT_ERROR = 1  # expected failure; for hooks: Claude Code's non-blocking error
+EXIT_BAD_INPUT = 2  # CLI only: the user's input was refused and nothing was written
+EXIT_REJECTED = 3  # CLI only: a dispatch was rejected by the guard
+
+
+class CtxwardError(Exception):
+    """An expected failure: one line for the user, and the exit code the CLI should use."""
+
+    exit_code = EXIT_ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class BadInput(CtxwardError):
+    """The input (a file, a slug, a payload) was refused; nothing was written."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class HookInputError(CtxwardError):
+    """The host sent something a hook cannot read (bad JSON, wrong type, unknown event)."""

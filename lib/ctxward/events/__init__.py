@@ -1,0 +1,27 @@
+"""One module per hook event; each exposes `handle(event) -> Outcome`.
+
+Handlers are imported only when their event fires, so one event never pays for another's imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxward.hookio import Handler
+
+# hook_event_name -> module under ctxward.events
+HANDLERS = {
+    "PreCompact": "pre_compact",
+    "SessionStart": "session_start",
+    "PostCompact": "post_compact",
+    "SubagentStop": "subagent_stop",
+    "PreToolUse": "pre_tool_use",
+}
+
+
+def handler_for(event_name: str) -> Handler:
+    module = importlib.import_module(f"ctxward.events.{HANDLERS[event_name]}")
+    handle: Handler = module.handle
+    return handle

@@ -1,0 +1,57 @@
+"""YAML front matter of skill files: `---` fenced mapping, then a Markdown body."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxward.errors import BadInput
+
+_FENCE = "---"
+
+
+class FrontmatterError(BadInput):
+    """The file has no front matter, an unclosed fence, bad YAML, or a non-mapping head."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    meta: dict[str, Any] = field(default_factory=dict)
+    body: str = ""
+
+
+def parse(text: str, *, source: str = "<text>") -> Document:
+    """Split `text` into its front-matter mapping and body; errors name `source`."""
+    import yaml  # only callers that read skills pay for it
+
+    text = text.removeprefix("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != _FENCE:
+        raise FrontmatterError(f"{source}: no YAML front matter (the file must start with '---')")
+    for index, line in enumerate(lines[1:], start=1):
+        if line.rstrip("\r\n") == _FENCE:
+            head, body = "".join(lines[1:index]), "".join(lines[index + 1 :])
+            break
+    else:
+        raise FrontmatterError(f"{source}: front matter is not closed (no second '---' line)")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        meta = yaml.load(head, Loader=loader)  # noqa: S506 - a safe loader, always
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise FrontmatterError(f"{source}: YAML error in front matter{where}: {problem}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise FrontmatterError(f"{source}: front matter is a {type(meta).__name__}, not a mapping")
+    return Document(meta=meta, body=body)
+
+
+def dump(doc: Document) -> str:
+    """Render `doc` back to text; `parse(dump(doc)) == doc` for plain YAML scalars."""
+    import yaml
+
+    head = yaml.safe_dump(doc.meta, sort_keys=False, allow_unicode=True, width=1_000_000)
+    return f"{_FENCE}\n{head}{_FENCE}\n{doc.body}"

@@ -1,0 +1,408 @@
+"""Invariants: activate a skill's rules into a plan, read them back, distill, verify survival.
+
+The plan file `docs/plans/<slug>/invariants.md` follows seed 003's template; one `## <skill>`
+section per skill, rules verbatim as bullets. Reading it back needs only the standard library,
+so the compaction hooks stay cheap; writing it renders templates (Jinja2) and reads skills (YAML).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ctxward.errors import BadInput
+from ctxward.fsutil import atomic_write, locked, sha256_hex
+from ctxward.project import Project
+
+INVARIANTS_FILE = "invariants.md"
+PAYLOAD_FILE = ".compaction-payload.md"
+SLUG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+SKILL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+# Characters str.splitlines() breaks on: a rule containing one is not a single line.
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+_PAYLOAD_SOURCE = re.compile(r"<!-- ctxward: distilled from .* sha256=([0-9a-f]{64}) ")
+SKILL_SEARCH_PATHS = (
+    Path(".claude/skills/{name}/SKILL.md"),
+    Path(".opencode/skill/{name}/SKILL.md"),
+    Path(".opencode/skills/{name}/SKILL.md"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    name: str
+    rules: tuple[str, ...]
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One skill's block in a plan's invariants.md (or its distilled payload)."""
+
+    skill: str
+    rules: tuple[str, ...]
+    full_rules: str = ""
+    activated: str = ""
+    branch: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    slug: str
+    folder: Path
+    sections: tuple[Section, ...]
+    source_sha256: str
+
+    @property
+    def invariants_path(self) -> Path:
+        return self.folder / INVARIANTS_FILE
+
+    @property
+    def payload_path(self) -> Path:
+        return self.folder / PAYLOAD_FILE
+
+    @property
+    def rule_count(self) -> int:
+        return sum(len(section.rules) for section in self.sections)
+
+    def payload_state(self) -> str:
+        """'fresh' when the payload was distilled from the current invariants.md."""
+        try:
+            head = self.payload_path.read_text(encoding="utf-8").split("\n", 1)[0]
+        except FileNotFoundError:
+            return "missing"
+        except (OSError, UnicodeDecodeError):
+            return "stale"
+        match = _PAYLOAD_SOURCE.match(head)
+        return "fresh" if match and match.group(1) == self.source_sha256 else "stale"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRef:
+    slug: str
+    skill: str
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    path: Path
+    skill: Skill
+    replaced: bool
+    branch: str
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def validate_slug(slug: str) -> str:
+    """Return `slug` when it is a safe plan folder name, else raise BadInput."""
+    if not SLUG_PATTERN.fullmatch(slug) or ".." in slug:
+        raise BadInput(
+            f"invalid slug {slug!r}: use 1-64 characters of a-z 0-9 . _ -, "
+            "starting with a letter or digit, with no '..'"
+        )
+    return slug
+
+
+def _validate_rules(value: object, source: str) -> tuple[str, ...]:
+    if value is None:
+        raise BadInput(f"{source}: front matter has no 'invariants' list")
+    if not isinstance(value, list) or not value:
+        raise BadInput(f"{source}: 'invariants' must be a non-empty list of strings")
+    rules = []
+    for index, rule in enumerate(value):
+        if not isinstance(rule, str):
+            raise BadInput(
+                f"{source}: invariants[{index}] is a {type(rule).__name__}, not a string"
+            )
+        if not rule.strip():
+            raise BadInput(f"{source}: invariants[{index}] is empty")
+        if _LINE_BREAKS.intersection(rule):
+            raise BadInput(f"{source}: invariants[{index}] spans several lines; keep it to one")
+        rules.append(rule)
+    return tuple(rules)
+
+
+# --- skills -----------------------------------------------------------------------------------
+
+
+def load_skill(path: Path) -> Skill:
+    """Read a skill file's front matter into a Skill; BadInput names the file and the problem."""
+    from ctxward import frontmatter
+
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{source}: is a folder, not a skill file") from None
+    except OSError as exc:
+        raise BadInput(f"{source}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{source}: not UTF-8 (byte {exc.start})") from None
+    meta = frontmatter.parse(text, source=source).meta
+    name = meta.get("name")
+    if not isinstance(name, str) or not SKILL_NAME_PATTERN.fullmatch(name):
+        raise BadInput(f"{source}: 'name' must be a skill name like 'deep-review', got {name!r}")
+    return Skill(name=name, rules=_validate_rules(meta.get("invariants"), source), path=path)
+
+
+def find_skill(spec: str, project: Project) -> Path:
+    """Resolve SKILL (a path, or a name looked up in the project, then the shipped packs)."""
+    candidate = Path(spec)
+    if candidate.suffix == ".md" or "/" in spec or candidate.is_file():
+        return candidate if candidate.is_absolute() else Path.cwd() / candidate
+    if not SKILL_NAME_PATTERN.fullmatch(spec):
+        raise BadInput(f"{spec!r} is neither a skill file nor a skill name")
+    from ctxward.render import data_dir
+
+    searched = [project.root / pattern.as_posix().format(name=spec) for pattern in SKILL_SEARCH_PATHS]
+    searched.append(data_dir("invariants") / spec / "SKILL.md")
+    for path in searched:
+        if path.is_file():
+            return path
+    raise BadInput(
+        f"no skill named {spec!r} (looked in .claude/skills, .opencode/skill(s) "
+        "and the shipped packs; `ctxward packs` lists the shipped ones)"
+    )
+
+
+def shipped_packs() -> list[Skill]:
+    """Every invariant pack shipped in invariants/."""
+    from ctxward.render import data_dir
+
+    return [load_skill(path) for path in sorted(data_dir("invariants").glob("*/SKILL.md"))]
+
+
+# --- activation -------------------------------------------------------------------------------
+
+
+def current_branch(root: Path) -> str:
+    """Return the checked-out git branch of `root`, or '' outside git or on a detached HEAD."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), "symbolic-ref", "--short", "-q", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def branch_exists(root: Path, branch: str) -> bool:
+    """True when `branch` is a local branch of `root` (or the unborn branch HEAD points at)."""
+    if branch == current_branch(root):
+        return True
+    result = subprocess.run(
+        ["git", "-C", str(root), "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def activate(
+    project: Project, spec: str, slug: str, *, now: datetime | None = None
+) -> Activation:
+    """Write (or replace) the skill's section in docs/plans/<slug>/invariants.md."""
+    from ctxward.render import render
+
+    validate_slug(slug)
+    skill = load_skill(find_skill(spec, project))
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    branch = current_branch(project.root)
+    section = render(
+        "invariants_section.md.j2",
+        section=Section(
+            skill=skill.name,
+            rules=skill.rules,
+            full_rules=project.relative(skill.path),
+            activated=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            branch=branch,
+        ),
+    )
+    folder = project.plans_dir / slug
+    path = folder / INVARIANTS_FILE
+    if folder.is_symlink() or path.is_symlink():
+        raise BadInput(f"{project.relative(path)}: refusing to write through a symbolic link")
+    with locked(path, project.locks_dir):
+        existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+        text, replaced = splice_section(existing, skill.name, section)
+        if not existing:
+            text = render("invariants_file.md.j2", sections=section)
+        atomic_write(path, text, validate=_validate_invariants_bytes)
+    return Activation(path=path, skill=skill, replaced=replaced, branch=branch)
+
+
+def _validate_invariants_bytes(data: bytes) -> None:
+    parse_sections(data.decode("utf-8"))
+
+
+def splice_section(text: str, skill: str, section: str) -> tuple[str, bool]:
+    """Replace the `## <skill>` section of `text` with `section`, or append it; keep the rest."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == f"## {skill}"), None)
+    if start is None:
+        body = text.rstrip("\n")
+        return (f"{body}\n\n{section}" if body else section), False
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    tail = "".join(lines[end:])
+    return "".join(lines[:start]) + section + ("\n" + tail if tail else ""), True
+
+
+# --- reading back -----------------------------------------------------------------------------
+
+
+def parse_sections(text: str) -> list[Section]:
+    """Read the `## <skill>` sections of an invariants.md or payload (standard library only)."""
+    sections: list[Section] = []
+    fields: dict[str, str] = {}
+    rules: list[str] = []
+    skill: str | None = None
+    in_rules = False
+
+    def close() -> None:
+        if skill is not None:
+            sections.append(Section(skill=skill, rules=tuple(rules), **fields))
+
+    for line in text.splitlines():
+        if line.startswith("## "):
+            close()
+            skill, fields, rules, in_rules = line[3:].strip(), {}, [], False
+        elif skill is None:
+            continue
+        elif line.startswith("### "):
+            in_rules = line[4:].strip().lower().startswith("rules")
+        elif in_rules and line.startswith("- "):
+            rules.append(line[2:])
+        else:
+            for label, key in _FIELD_LABELS:
+                if line.startswith(label):
+                    fields[key] = line[len(label) :].strip()
+    close()
+    return sections
+
+
+_FIELD_LABELS = (
+    ("**Activated:** ", "activated"),
+    ("**Full rules:** ", "full_rules"),
+    ("**Branch:** ", "branch"),
+)
+
+
+def load_plan(folder: Path) -> Plan:
+    """Read one plan folder's invariants.md."""
+    path = folder / INVARIANTS_FILE
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path}: not UTF-8 (byte {exc.start})") from None
+    return Plan(
+        slug=folder.name,
+        folder=folder,
+        sections=tuple(parse_sections(text)),
+        source_sha256=sha256_hex(raw),
+    )
+
+
+def load_plans(project: Project) -> list[Plan]:
+    """Every active plan: each docs/plans/<slug>/invariants.md, sorted by slug.
+
+    Folders whose name is not a valid slug, and symbolic links, are skipped: a hook never
+    follows a link out of the project.
+    """
+    if not project.plans_dir.is_dir():
+        return []
+    plans = []
+    for path in sorted(project.plans_dir.glob(f"*/{INVARIANTS_FILE}")):
+        folder = path.parent
+        if folder.is_symlink() or path.is_symlink() or not SLUG_PATTERN.fullmatch(folder.name):
+            continue
+        plans.append(load_plan(folder))
+    return plans
+
+
+def find_plan(project: Project, slug: str) -> Plan:
+    validate_slug(slug)
+    folder = project.plans_dir / slug
+    if not (folder / INVARIANTS_FILE).is_file():
+        raise BadInput(f"no active plan {slug!r} (no {project.relative(folder)}/{INVARIANTS_FILE})")
+    return load_plan(folder)
+
+
+# --- distillation -----------------------------------------------------------------------------
+
+
+def render_payload(project: Project, plan: Plan) -> str:
+    from ctxward.render import render
+
+    return render(
+        "compaction_payload.md.j2",
+        plan=plan,
+        source=project.relative(plan.invariants_path),
+    )
+
+
+def distill(project: Project, plan: Plan) -> bool:
+    """Write the plan's .compaction-payload.md; return False when it was already identical."""
+    text = render_payload(project, plan)
+    with locked(plan.payload_path, project.locks_dir):
+        return atomic_write(plan.payload_path, text)
+
+
+def fresh_sections(project: Project, plan: Plan) -> list[Section]:
+    """The plan's rules, from its payload when fresh, distilling it first when missing or stale."""
+    if plan.payload_state() != "fresh":
+        distill(project, plan)
+    return parse_sections(plan.payload_path.read_text(encoding="utf-8"))
+
+
+def all_rules(plans: Iterable[Plan]) -> list[RuleRef]:
+    return [
+        RuleRef(plan.slug, section.skill, rule)
+        for plan in plans
+        for section in plan.sections
+        for rule in section.rules
+    ]
+
+
+# --- survival ---------------------------------------------------------------------------------
+
+_SUMMARY_BLOCK = re.compile(r"<summary>(.*?)(?:</summary>|\Z)", re.DOTALL)
+
+
+def summary_text(compact_summary: str) -> str:
+    """The part of a compaction reply the model keeps: the <summary> block when there is one.
+
+    Claude Code strips the <analysis> block before handing the summary to the model, so a rule
+    that survives only in the analysis did not survive.
+    """
+    blocks = _SUMMARY_BLOCK.findall(compact_summary)
+    return "\n".join(blocks) if blocks else compact_summary
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def check_survival(
+    rules: Sequence[RuleRef], compact_summary: str
+) -> tuple[list[RuleRef], list[RuleRef]]:
+    """Split `rules` into those whose text appears in the summary and those that do not."""
+    haystack = normalise(summary_text(compact_summary))
+    survived = [ref for ref in rules if normalise(ref.rule) in haystack]
+    missing = [ref for ref in rules if normalise(ref.rule) not in haystack]
+    return survived, missing

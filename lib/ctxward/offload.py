@@ -1,0 +1,88 @@
+"""Keep injected text under the host's cap without losing any of it.
+
+Claude Code cuts hook output strings at 10,000 characters. What does not fit is written to
+`.ctxward/offload/<sha256>.<ext>` first, and the injection becomes a preview naming that file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxward.fsutil import atomic_write, sha256_hex
+from ctxward.invariants import Plan
+from ctxward.project import Project
+
+# Under the host's 10,000-character cap, with room for the prefix it adds
+# ("SessionStart hook additional context: ") and the preview notice.
+INJECTION_LIMIT = 9_000
+
+
+@dataclass(frozen=True, slots=True)
+class Offloaded:
+    path: Path
+    sha256: str
+    size: int
+
+
+def offload(project: Project, text: str, ext: str = "md") -> Offloaded:
+    """Store `text` content-addressed under .ctxward/offload/; idempotent."""
+    data = text.encode("utf-8")
+    digest = sha256_hex(data)
+    path = project.offload_dir / f"{digest}.{ext}"
+    atomic_write(path, data)
+    return Offloaded(path=path, sha256=digest, size=len(data))
+
+
+def _first_rules(plans: Sequence[Plan], keep: int) -> list[Plan]:
+    """The plans cut down to their first `keep` rules, in order; emptied sections are dropped."""
+    kept: list[Plan] = []
+    for plan in plans:
+        sections = []
+        for section in plan.sections:
+            rules = section.rules[: max(keep, 0)]
+            keep -= len(rules)
+            if rules:
+                sections.append(dataclasses.replace(section, rules=rules))
+        if sections:
+            kept.append(dataclasses.replace(plan, sections=tuple(sections)))
+    return kept
+
+
+def render_rules_within(
+    project: Project, template: str, plans: Sequence[Plan], limit: int = INJECTION_LIMIT
+) -> str:
+    """Render `template` over `plans`; when it is longer than `limit`, offload it and preview.
+
+    The preview keeps as many whole rules, in order, as fit, and names the file with all of them.
+    """
+    from ctxward.render import render
+
+    full = render(template, plans=list(plans))
+    if len(full) <= limit:
+        return full
+    stored = offload(project, full)
+    total = sum(plan.rule_count for plan in plans)
+
+    def preview(keep: int) -> str:
+        return render(
+            "offload_preview.md.j2",
+            head=render(template, plans=_first_rules(plans, keep)).rstrip("\n"),
+            total_rules=total,
+            total_plans=len(plans),
+            shown_rules=keep,
+            size=stored.size,
+            path=project.relative(stored.path),
+            sha256=stored.sha256,
+        )
+
+    low, high = 0, total  # the largest `keep` whose preview fits, by bisection
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(preview(middle)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return preview(low)

@@ -1,0 +1,58 @@
+"""Plan lifecycle: list active plans, complete one, clean those whose branch is gone."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from ctxward.fsutil import locked
+from ctxward.invariants import Plan, branch_exists, find_plan, load_plans
+from ctxward.project import Project
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSummary:
+    slug: str
+    skills: list[str]
+    rules: int
+    branches: list[str]
+    payload: str  # fresh | stale | missing
+    path: str
+
+
+def summarize(project: Project, plan: Plan) -> PlanSummary:
+    return PlanSummary(
+        slug=plan.slug,
+        skills=[section.skill for section in plan.sections],
+        rules=plan.rule_count,
+        branches=sorted({section.branch for section in plan.sections if section.branch}),
+        payload=plan.payload_state(),
+        path=project.relative(plan.invariants_path),
+    )
+
+
+def list_plans(project: Project) -> list[PlanSummary]:
+    return [summarize(project, plan) for plan in load_plans(project)]
+
+
+def complete(project: Project, slug: str) -> list[str]:
+    """Remove the plan's invariants.md and payload (other files stay); return what was removed."""
+    plan = find_plan(project, slug)
+    removed = []
+    for path in (plan.payload_path, plan.invariants_path):
+        with locked(path, project.locks_dir), contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(project.relative(path))
+    with contextlib.suppress(OSError):
+        plan.folder.rmdir()  # only when nothing else is left in it
+    return removed
+
+
+def orphaned(project: Project) -> list[PlanSummary]:
+    """Plans every one of whose recorded branches no longer exists (plans with none are kept)."""
+    return [
+        summary
+        for summary in list_plans(project)
+        if summary.branches
+        and not any(branch_exists(project.root, branch) for branch in summary.branches)
+    ]

@@ -1,0 +1,69 @@
+"""Where the project is, and where ctxward keeps its state inside it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIRNAME = ".ctxward"
+PLANS_RELDIR = Path("docs") / "plans"
+_MARKERS = (".git", STATE_DIRNAME)
+
+
+def find_root(
+    env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Path:
+    """Return the project root: $CLAUDE_PROJECT_DIR, else the nearest folder with .git/.ctxward.
+
+    The walk starts at `cwd` (a hook's payload cwd) or the process's working directory, and falls
+    back to that starting folder when no marker is found above it.
+    """
+    env = os.environ if env is None else env
+    explicit = env.get("CLAUDE_PROJECT_DIR")
+    if explicit:
+        return Path(explicit).resolve()
+    start = Path(cwd if cwd else os.getcwd()).resolve()
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in _MARKERS):
+            return folder
+    return start
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """Paths of one project's state (DESIGN.md "State on disk")."""
+
+    root: Path
+
+    @property
+    def plans_dir(self) -> Path:
+        return self.root / PLANS_RELDIR
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIRNAME
+
+    @property
+    def offload_dir(self) -> Path:
+        return self.state_dir / "offload"
+
+    @property
+    def compactions_dir(self) -> Path:
+        return self.state_dir / "compactions"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "log"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.state_dir / "locks"
+
+    def relative(self, path: Path) -> str:
+        """Return `path` relative to the root when it is inside it, else absolute (POSIX form)."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return path.resolve().as_posix()

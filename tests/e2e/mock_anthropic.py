@@ -1,0 +1,277 @@
+"""A mock of the Anthropic Messages API, enough to drive the real Claude Code CLI headless.
+
+Standard library only. Binds 127.0.0.1, answers ``POST /v1/messages`` (SSE, or one JSON body
+when the request says ``"stream": false``) and ``HEAD /``, and appends every request to the
+``--log`` file as one JSON line: ``{"n", "path", "reply", "body"}``, where ``reply`` names the
+rule below that produced the answer.
+
+The reply is chosen from the conversation, first rule that matches wins:
+
+``compact_summary``
+    The last user message contains the CLI's compaction prompt. The reply is
+    ``<analysis>…</analysis><summary>MOCK_SUMMARY …</summary>``; the text of ``--summary-file``,
+    read at request time, goes inside the summary.
+``subagent``
+    The first user message contains ``E2E_SUBAGENT_TASK``, which every prompt this mock
+    dispatches starts with: a sub-agent's own request. Reply ``DONE``.
+``after_tool_result``
+    The last user message carries a ``tool_result``. Reply with a text that quotes it.
+``dispatch``
+    The last user message contains ``E2E_DISPATCH_BYTES=<n>``. Reply with an ``Agent`` tool_use
+    whose prompt is exactly n bytes (UTF-8) and runs in the foreground.
+``text``
+    Anything else: a plain text reply.
+
+``E2E_INPUT_TOKENS=<n>`` in the last user message makes the reply report n input tokens (to
+push the CLI into auto-compaction); otherwise usage is small.
+
+Run: ``python3 mock_anthropic.py --port 0 --port-file PORT --log requests.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
+SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
+DISPATCH_BYTES = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
+INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
+DEFAULT_INPUT_TOKENS = 1000
+
+Reply = tuple[str, list[dict[str, Any]], int]  # (rule name, content blocks, input tokens)
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _tool_results(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return []
+    return [b for b in content if b.get("type") == "tool_result"]
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _text(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}]
+
+
+def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) -> Reply:
+    """Return the reply for one request body (see the module docstring for the rules)."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    first = _text_of(users[0]) if users else ""
+    last = users[-1] if users else {}
+    last_text = _text_of(last)
+    tokens_match = INPUT_TOKENS.search(last_text)
+    tokens = int(tokens_match.group(1)) if tokens_match else DEFAULT_INPUT_TOKENS
+
+    if COMPACT_MARKER in last_text:
+        summary_text = f"MOCK_SUMMARY\n{summary}".rstrip()
+        reply = f"<analysis>mock analysis</analysis>\n<summary>{summary_text}</summary>"
+        return "compact_summary", _text(reply), DEFAULT_INPUT_TOKENS
+    if SUBAGENT_MARKER in first:
+        return "subagent", _text("DONE"), tokens
+    if results := _tool_results(last):
+        result = results[-1]
+        quoted = _result_text(result)[:500]
+        text = (
+            f"MOCK_ACK_TOOL_RESULT: {result.get('tool_use_id')} "
+            f"is_error={bool(result.get('is_error'))} content={quoted!r}"
+        )
+        return "after_tool_result", _text(text), tokens
+    if dispatch := DISPATCH_BYTES.search(last_text):
+        size = int(dispatch.group(1))
+        head = f"{SUBAGENT_MARKER}: reply DONE.\n"
+        prompt = head + "x" * max(0, size - len(head.encode()))
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_mock{next(ids):06d}",
+            "name": "Agent",
+            "input": {
+                "description": "e2e dispatch",
+                "prompt": prompt,
+                "subagent_type": "general-purpose",
+                "run_in_background": False,
+            },
+        }
+        return "dispatch", [call], tokens
+    return "text", _text(f"MOCK_REPLY to: {last_text[-200:]!r}"), tokens
+
+
+def _usage(input_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": 20,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "service_tier": "standard",
+    }
+
+
+def sse_events(model: str, message_id: str, reply: Reply) -> list[tuple[str, dict[str, Any]]]:
+    """Return the SSE (event, data) pairs that stream one reply."""
+    _, blocks, tokens = reply
+    stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    message = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _usage(tokens),
+    }
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": message})]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [
+            ("content_block_start", {"index": index, "content_block": start}),
+            ("content_block_delta", {"index": index, "delta": delta}),
+            ("content_block_stop", {"index": index}),
+        ]
+    events += [
+        (
+            "message_delta",
+            {
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": _usage(tokens),
+            },
+        ),
+        ("message_stop", {}),
+    ]
+    return [(name, {"type": name, **data}) for name, data in events]
+
+
+class MockServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int, log: Path, summary_file: Path | None) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.log = log
+        self.summary_file = summary_file
+        self.lock = threading.Lock()
+        self.requests = itertools.count()
+        self.ids = itertools.count(1)
+
+    def summary(self) -> str:
+        if self.summary_file is None or not self.summary_file.exists():
+            return ""
+        return self.summary_file.read_text(encoding="utf-8")
+
+    def record(self, path: str, reply: str, body: Any) -> None:
+        with self.lock:
+            entry = {"n": next(self.requests), "path": path, "reply": reply, "body": body}
+            with self.log.open("a", encoding="utf-8") as log:
+                log.write(json.dumps(entry) + "\n")
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: MockServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep stderr quiet: the request log is the record."""
+
+    def do_HEAD(self) -> None:
+        self.server.record(self.path, "head", None)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self._not_found(None)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.split("?")[0] != "/v1/messages":
+            self._not_found(raw.decode("utf-8", "replace"))
+            return
+        body = json.loads(raw)
+        with self.server.lock:
+            reply = choose_reply(body, self.server.summary(), self.server.ids)
+            message_id = f"msg_mock{next(self.server.ids):06d}"
+        self.server.record(self.path, reply[0], body)
+        model = body.get("model", "mock-model")
+        if body.get("stream", False):
+            self._send_sse(sse_events(model, message_id, reply))
+        else:
+            self._send_json(200, _whole_message(model, message_id, reply))
+
+    def _not_found(self, body: str | None) -> None:
+        self.server.record(self.path, "not_found", body)
+        self._send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
+
+    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_sse(self, events: list[tuple[str, dict[str, Any]]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for name, data in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+
+def _whole_message(model: str, message_id: str, reply: Reply) -> dict[str, Any]:
+    _, blocks, tokens = reply
+    stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": _usage(tokens),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--port-file", type=Path, required=True, help="where to write the port")
+    parser.add_argument("--log", type=Path, required=True, help="JSONL request log (appended)")
+    parser.add_argument("--summary-file", type=Path, help="text put inside <summary>")
+    args = parser.parse_args(argv)
+    with MockServer(args.port, args.log, args.summary_file) as server:
+        tmp = args.port_file.with_name(args.port_file.name + ".tmp")
+        tmp.write_text(str(server.server_address[1]), encoding="utf-8")
+        os.replace(tmp, args.port_file)  # readers never see a half-written port
+        server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
