@@ -251,5 +251,3 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("ctxward: aborted", err=True)
         return 1
     return 0
-
-

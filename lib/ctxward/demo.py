@@ -70,14 +70,15 @@ def run_demo(root: Path, now: datetime | None = None) -> list[Step]:
     invariants_md = project.plans_dir / SLUG / "invariants.md"
     steps.append(
         Step(
-            f"ctxward activate {SKILLS[0]} --slug {SLUG}; ctxward activate {SKILLS[1]} --slug {SLUG}",
+            "; ".join(f"ctxward activate {skill} --slug {SLUG}" for skill in SKILLS),
             "Each skill's frontmatter rules are written, verbatim, to the plan (additive).",
             [(project.relative(invariants_md), invariants_md.read_text(encoding="utf-8"))],
         )
     )
 
-    code, out, err = run_in_memory(_payload(project.root, "PreCompact", trigger="manual",
-                                            custom_instructions=None), env)
+    code, out, err = run_in_memory(
+        _payload(project.root, "PreCompact", trigger="manual", custom_instructions=None), env
+    )
     plan = load_plans(project)[0]
     steps.append(
         Step(
@@ -85,14 +86,18 @@ def run_demo(root: Path, now: datetime | None = None) -> list[Step]:
             "Distils the payload file; stdout is appended to the compaction prompt as "
             "'Additional Instructions'.",
             [
-                (project.relative(plan.payload_path), plan.payload_path.read_text(encoding="utf-8")),
+                (
+                    project.relative(plan.payload_path),
+                    plan.payload_path.read_text(encoding="utf-8"),
+                ),
                 ("stdout -> the summarizer", out + err),
             ],
         )
     )
 
-    code, out, err = run_in_memory(_payload(project.root, "SessionStart", source="compact",
-                                            model="claude-opus-5-5"), env)
+    code, out, err = run_in_memory(
+        _payload(project.root, "SessionStart", source="compact", model="claude-opus-5-5"), env
+    )
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else err
     steps.append(
         Step(

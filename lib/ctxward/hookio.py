@@ -5,11 +5,11 @@ it imports only the standard library: a hook that has nothing to do costs one in
 
 Exit codes (Claude Code's contract; README "Exit codes"):
 
-| code | when | what Claude Code does |
-|---|---|---|
-| 0 | the handler ran; its answer, if any, is on stdout | parses stdout (JSON when it starts with `{`) |
-| 1 | bad input (malformed JSON, not an object, not UTF-8, too large, unknown or wrong event), an expected failure, or an internal error | non-blocking error: the action proceeds, the user sees the one stderr line |
-| 2 | never used by a hook: it would block compaction or a tool call | - |
+- 0: the handler ran; its answer, if any, is on stdout (JSON when it starts with `{`).
+- 1: bad input (malformed JSON, not an object, not UTF-8, too large, unknown or wrong event),
+  an expected failure, or an internal error. Claude Code treats 1 as a non-blocking error: the
+  action proceeds and the user sees the one stderr line.
+- 2: never used by a hook: it would block compaction or the tool call.
 
 An internal error writes its traceback to `.ctxward/log/` and prints one line naming that file.
 """

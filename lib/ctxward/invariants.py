@@ -164,7 +164,9 @@ def find_skill(spec: str, project: Project) -> Path:
         raise BadInput(f"{spec!r} is neither a skill file nor a skill name")
     from ctxward.render import data_dir
 
-    searched = [project.root / pattern.as_posix().format(name=spec) for pattern in SKILL_SEARCH_PATHS]
+    searched = [
+        project.root / pattern.as_posix().format(name=spec) for pattern in SKILL_SEARCH_PATHS
+    ]
     searched.append(data_dir("invariants") / spec / "SKILL.md")
     for path in searched:
         if path.is_file():
@@ -213,9 +215,7 @@ def branch_exists(root: Path, branch: str) -> bool:
     return result.returncode == 0
 
 
-def activate(
-    project: Project, spec: str, slug: str, *, now: datetime | None = None
-) -> Activation:
+def activate(project: Project, spec: str, slug: str, *, now: datetime | None = None) -> Activation:
     """Write (or replace) the skill's section in docs/plans/<slug>/invariants.md."""
     from ctxward.render import render
 

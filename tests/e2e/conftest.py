@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 # --import-mode=importlib puts no test folder on sys.path: load the harness by its path.
-_spec = importlib.util.spec_from_file_location("e2e_harness", Path(__file__).with_name("harness.py"))
+_spec = importlib.util.spec_from_file_location(
+    "e2e_harness", Path(__file__).with_name("harness.py")
+)
 assert _spec is not None and _spec.loader is not None
 harness = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = harness

@@ -17,6 +17,9 @@ def handle(event: HookEvent) -> Outcome:
         return NOTHING
     for plan in plans:
         distill(event.project, plan)
+    from ctxward.config import load
     from ctxward.offload import render_rules_within
 
-    return Outcome(plain=render_rules_within(event.project, "precompact_instructions.md.j2", plans))
+    limit = load(event.project).injection.limit_chars
+    text = render_rules_within(event.project, "precompact_instructions.md.j2", plans, limit)
+    return Outcome(plain=text)

@@ -26,6 +26,4 @@ def handle(event: HookEvent) -> Outcome:
         return NOTHING
     from ctxward.offload import render_rules_within
 
-    return Outcome(
-        context=render_rules_within(event.project, "session_start_context.md.j2", plans)
-    )
+    return Outcome(context=render_rules_within(event.project, "session_start_context.md.j2", plans))
