@@ -184,6 +184,35 @@ def packs(ctx: click.Context) -> None:
     click.echo(render("cli/packs.txt.j2", skills=shipped_packs()), nl=False)
 
 
+@cli.group(cls=_Group)
+def config() -> None:
+    """Show the project's settings (.ctxward/config.yaml over the defaults).
+
+    \b
+    Example:
+        ctxward config show --json
+    """
+
+
+@config.command("show")
+@json_option
+@click.pass_context
+def config_show(ctx: click.Context, as_json: bool) -> None:
+    """Print the settings in force and where they came from.
+
+    \b
+    Example:
+        ctxward config show
+    """
+    from ctxward.config import load
+
+    settings = load(_project(ctx))
+    if as_json:
+        _echo_json(settings.as_dict())
+    else:
+        click.echo(render("cli/config_show.txt.j2", config=settings.as_dict()), nl=False)
+
+
 @cli.command()
 @click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
 def hook(event: str) -> None:

@@ -26,7 +26,9 @@ class DispatchConfig:
 
 @dataclass(frozen=True, slots=True)
 class InjectionConfig:
-    limit_chars: int = 9_000  # the host cuts hook strings at 10,000 characters
+    # Claude Code cuts hook output strings at 10,000 characters; leave room for the prefix it
+    # adds ("SessionStart hook additional context: ").
+    limit_chars: int = 9_000
 
 
 @dataclass(frozen=True, slots=True)

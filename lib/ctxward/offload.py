@@ -11,13 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxward.config import InjectionConfig
 from ctxward.fsutil import atomic_write, sha256_hex
 from ctxward.invariants import Plan
 from ctxward.project import Project
 
-# Under the host's 10,000-character cap, with room for the prefix it adds
-# ("SessionStart hook additional context: ") and the preview notice.
-INJECTION_LIMIT = 9_000
+INJECTION_LIMIT = InjectionConfig().limit_chars
 
 
 @dataclass(frozen=True, slots=True)

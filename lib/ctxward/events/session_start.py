@@ -24,6 +24,9 @@ def handle(event: HookEvent) -> Outcome:
     ]
     if not plans:
         return NOTHING
+    from ctxward.config import load
     from ctxward.offload import render_rules_within
 
-    return Outcome(context=render_rules_within(event.project, "session_start_context.md.j2", plans))
+    limit = load(event.project).injection.limit_chars
+    text = render_rules_within(event.project, "session_start_context.md.j2", plans, limit)
+    return Outcome(context=text)
