@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from ctxward import __version__
+from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
 from ctxward.project import Project, find_root
 from ctxward.render import render
@@ -25,30 +24,7 @@ HOOK_EVENTS = {
 }
 
 
-class _Group(click.Group):
-    """Maps every expected failure to one line on stderr and its documented exit code."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except CtxwardError as exc:
-            click.echo(f"ctxward: error: {exc}", err=True)
-            raise click.exceptions.Exit(exc.exit_code) from None
-
-
-def _project(ctx: click.Context) -> Project:
-    project: Project = ctx.obj
-    return project
-
-
-def _echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxward")
 @click.option(
     "-C",
@@ -88,11 +64,11 @@ def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
     """
     from ctxward.invariants import activate as activate_skill
 
-    project = _project(ctx)
+    project = project_of(ctx)
     result = activate_skill(project, skill, slug)
     path = project.relative(result.path)
     if as_json:
-        _echo_json(
+        echo_json(
             {
                 "path": path,
                 "skill": result.skill.name,
@@ -105,7 +81,7 @@ def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
         click.echo(render("cli/activate.txt.j2", activation=result, path=path), nl=False)
 
 
-@cli.group(cls=_Group)
+@cli.group(cls=Group)
 def plan() -> None:
     """List, complete and clean active plans.
 
@@ -127,9 +103,9 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
     """
     from ctxward.plans import list_plans
 
-    plans = list_plans(_project(ctx))
+    plans = list_plans(project_of(ctx))
     if as_json:
-        _echo_json([dataclasses.asdict(summary) for summary in plans])
+        echo_json([dataclasses.asdict(summary) for summary in plans])
     else:
         click.echo(render("cli/plan_list.txt.j2", plans=plans), nl=False)
 
@@ -146,7 +122,7 @@ def plan_complete(ctx: click.Context, slug: str) -> None:
     """
     from ctxward.plans import complete
 
-    removed = complete(_project(ctx), slug)
+    removed = complete(project_of(ctx), slug)
     click.echo(render("cli/plan_complete.txt.j2", slug=slug, removed=removed), nl=False)
 
 
@@ -162,7 +138,7 @@ def plan_clean(ctx: click.Context, dry_run: bool) -> None:
     """
     from ctxward.plans import complete, orphaned
 
-    project = _project(ctx)
+    project = project_of(ctx)
     plans = orphaned(project)
     if not dry_run:
         for summary in plans:
@@ -184,7 +160,7 @@ def packs(ctx: click.Context) -> None:
     click.echo(render("cli/packs.txt.j2", skills=shipped_packs()), nl=False)
 
 
-@cli.group(cls=_Group)
+@cli.group(cls=Group)
 def config() -> None:
     """Show the project's settings (.ctxward/config.yaml over the defaults).
 
@@ -206,9 +182,9 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     """
     from ctxward.config import load
 
-    settings = load(_project(ctx))
+    settings = load(project_of(ctx))
     if as_json:
-        _echo_json(settings.as_dict())
+        echo_json(settings.as_dict())
     else:
         click.echo(render("cli/config_show.txt.j2", config=settings.as_dict()), nl=False)
 
@@ -264,10 +240,15 @@ def demo(keep: Path | None) -> None:
         show(Path(folder), "a temporary folder, removed afterwards (keep it with --keep DIR)")
 
 
+# Command modules of the later capabilities: one module each under ctxward/commands/.
+# (add_command lines go here, one per command)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console script `ctxward`: returns the exit code instead of raising SystemExit."""
     try:
-        cli.main(args=argv, prog_name="ctxward", standalone_mode=False)
+        # Without standalone mode click returns the code of an Exit instead of raising it.
+        code = cli.main(args=argv, prog_name="ctxward", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.UsageError as exc:
@@ -279,4 +260,4 @@ def main(argv: list[str] | None = None) -> int:
     except click.Abort:
         click.echo("ctxward: aborted", err=True)
         return 1
-    return 0
+    return code if isinstance(code, int) else 0

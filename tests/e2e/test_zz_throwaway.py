@@ -1,0 +1,133 @@
+"""Invariants survive a real `/compact` in the pinned Claude Code CLI, through ctxward's hooks.
+
+One scenario per module (three CLI runs against the mock), then one test per claim:
+
+1. `ctxward activate deep-review --slug e2e-plan` in a scratch project.
+2. `claude -p hello`, `claude --resume <sid> -p /compact`, `claude --resume <sid> -p "after compact"`,
+   with the project's hooks taken from the repo's settings.example.json (`ctxward-hook`).
+3. The mock's summary repeats some of the rules verbatim and leaves the others out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+SLUG = "e2e-plan"
+SESSION_START_MARKER = "SessionStart hook additional context:"
+ADDITIONAL_INSTRUCTIONS = "Additional Instructions:"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    project: Path
+    rules: list[str]
+    kept: list[str]  # rules the mock's summary repeats verbatim
+    dropped: list[str]  # rules it leaves out
+    requests: list[Any]  # harness.Request, in arrival order
+    session_id: str
+
+
+def read_rules(invariants_md: Path) -> list[str]:
+    """Return the bullets under every `### Rules` heading of an invariants.md (seed 003)."""
+    rules: list[str] = []
+    in_rules = False
+    for line in invariants_md.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            in_rules = line.startswith("### Rules")
+        elif in_rules and line.startswith("- "):
+            rules.append(line[2:].strip())
+    return rules
+
+
+def missing_from(text: str, rules: list[str]) -> list[str]:
+    return [rule for rule in rules if rule not in text]
+
+
+def only(requests: list[Any], reply: str) -> Any:
+    found = [r for r in requests if r.reply == reply]
+    replies = [r.reply for r in requests]
+    assert len(found) == 1, f"expected one {reply!r} request, got {len(found)}; log: {replies}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def scenario(sandbox: Any, project: Path) -> Scenario:
+    activate = sandbox.run(["ctxward", "activate", "deep-review", "--slug", SLUG], cwd=project)
+    assert activate.returncode == 0, f"ctxward activate failed:\n{activate.stderr}"
+    rules = read_rules(project / "docs" / "plans" / SLUG / "invariants.md")
+    assert len(rules) >= 2, f"deep-review pack gave {rules!r}; the test needs two rules or more"
+    kept, dropped = rules[::2], rules[1::2]
+    restated = "\n".join(f"- {rule}" for rule in kept)
+    sandbox.summary_file.write_text(f"Rules restated:\n{restated}\n", encoding="utf-8")
+
+    hello = sandbox.claude("-p", "hello", "--output-format", "json", cwd=project).result()
+    session_id = hello["session_id"]
+    compact = sandbox.claude(
+        "--resume", session_id, "-p", "/compact", "--output-format", "json", cwd=project
+    ).result()
+    assert compact.get("local_command") == "compact", f"/compact did not compact: {compact}"
+    sandbox.claude(
+        "--resume", session_id, "-p", "after compact", "--output-format", "json", cwd=project
+    ).result()
+    return Scenario(project, rules, kept, dropped, sandbox.requests(), session_id)
+
+
+def test_compaction_prompt_carries_every_rule(scenario: Scenario) -> None:
+    """PreCompact's stdout reaches the summarizer as `Additional Instructions:`."""
+    compaction = only(scenario.requests, "compact_summary")
+    prompt = compaction.texts("user")[-1]
+    at = prompt.find(ADDITIONAL_INSTRUCTIONS)
+    assert at >= 0, f"no {ADDITIONAL_INSTRUCTIONS!r} in the compaction prompt:\n{prompt[-1500:]}"
+    instructions = prompt[at:]
+    missing = missing_from(instructions, scenario.rules)
+    assert not missing, (
+        f"rules not in the PreCompact instructions: {missing}\n{instructions[:3000]}"
+    )
+
+
+def test_first_request_after_compact_reinjects_every_rule(scenario: Scenario) -> None:
+    """SessionStart(compact) additionalContext reaches the model as a system message."""
+    compaction = only(scenario.requests, "compact_summary")
+    later = [r for r in scenario.requests if r.n > compaction.n and r.path != "/"]
+    assert later, "no request after the compaction: the third turn never reached the mock"
+    first = later[0]
+    assert "after compact" in first.texts("user")[-1], (
+        "the first request after /compact is not turn 3"
+    )
+    systems = [t for t in first.texts("system") if SESSION_START_MARKER in t]
+    assert systems, (
+        "no system message carries SessionStart context; system messages:\n"
+        + "\n---\n".join(t[:800] for t in first.texts("system"))
+    )
+    context = "\n".join(t[t.find(SESSION_START_MARKER) :] for t in systems)
+    missing = missing_from(context, scenario.rules)
+    assert not missing, f"rules not re-injected after /compact: {missing}\n{context[:3000]}"
+
+
+def test_survival_report_names_kept_and_dropped_rules(scenario: Scenario) -> None:
+    """PostCompact checks the summary and writes .ctxward/compactions/*.json."""
+    reports = sorted((scenario.project / ".ctxward" / "compactions").glob("*.json"))
+    assert len(reports) == 1, f"expected one survival report, found {[p.name for p in reports]}"
+    report = json.loads(reports[0].read_text(encoding="utf-8"))
+    assert report.get("session_id") == scenario.session_id
+    assert [e["rule"] for e in report["survived"]] == scenario.kept, json.dumps(report, indent=2)
+    assert [e["rule"] for e in report["missing"]] == scenario.dropped, json.dumps(report, indent=2)
+    assert {(e["slug"], e["skill"]) for e in report["survived"] + report["missing"]} == {
+        (SLUG, "deep-review")
+    }
+
+
+@pytest.fixture(scope="module")
+def hook_settings() -> dict[str, Any]:
+    s = json.loads((Path(__file__).parent.parent.parent / "settings.example.json").read_text())
+    log = {"type": "command", "command": "python3 /tmp/e2e-dev/loghook.py"}
+    for ev in ["SessionStart", "PreCompact", "PostCompact", "SubagentStop", "PreToolUse", "SessionEnd", "Stop", "UserPromptSubmit"]:
+        s["hooks"].setdefault(ev, []).append({"hooks": [log]})
+    return s
