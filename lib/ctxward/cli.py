@@ -160,6 +160,27 @@ def packs(ctx: click.Context) -> None:
     click.echo(render("cli/packs.txt.j2", skills=shipped_packs()), nl=False)
 
 
+@cli.command()
+@click.option("--limit", default=5, show_default=True, help="How many reports, newest first.")
+@json_option
+@click.pass_context
+def compactions(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """Show the latest survival reports: which rules each compaction summary carried.
+
+    \b
+    Example:
+        ctxward compactions --limit 1 --json
+    """
+    from ctxward.survival import read_reports
+
+    project = project_of(ctx)
+    reports = read_reports(project, limit)
+    if as_json:
+        echo_json(reports)
+    else:
+        click.echo(render("cli/compactions.txt.j2", reports=reports), nl=False)
+
+
 @cli.group(cls=Group)
 def config() -> None:
     """Show the project's settings (.ctxward/config.yaml over the defaults).

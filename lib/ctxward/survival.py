@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from ctxward.fsutil import atomic_write, sha256_hex
 from ctxward.invariants import RuleRef, check_survival
@@ -42,13 +43,39 @@ def write_report(
         "missing": [asdict(ref) for ref in missing],
     }
     path = project.compactions_dir / report_name(session_id, moment)
-    atomic_write(path, json.dumps(report, ensure_ascii=False, indent=2) + "\n", validate=json.loads)
+    atomic_write(path, _dump(report), validate=json.loads)
     return path
 
 
-def latest_reports(project: Project, limit: int = 10) -> list[Path]:
-    """The newest survival reports first."""
+def _dump(report: Mapping[str, object]) -> str:
+    """Indented JSON with one rule per line, so a report reads (and diffs) like a list."""
+    lines = []
+    for key, value in report.items():
+        if isinstance(value, list):
+            rows = ",\n".join(f"    {json.dumps(row, ensure_ascii=False)}" for row in value)
+            lines.append(
+                f"  {json.dumps(key)}: [\n{rows}\n  ]" if rows else f"  {json.dumps(key)}: []"
+            )
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def read_reports(project: Project, limit: int = 5) -> list[dict[str, Any]]:
+    """The newest survival reports first, each with its `path`; unreadable files are skipped."""
     if not project.compactions_dir.is_dir():
         return []
-    paths = sorted(project.compactions_dir.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    return paths[::-1][:limit]
+    paths = sorted(
+        project.compactions_dir.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name)
+    )
+    reports: list[dict[str, Any]] = []
+    for path in reversed(paths):
+        if len(reports) == limit:
+            break
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(report, dict):
+            reports.append({"path": project.relative(path), **report})
+    return reports

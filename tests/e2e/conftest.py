@@ -65,7 +65,7 @@ def hook_settings() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def project(
-    sandbox: Any, hook_settings: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+    claude_cli: Path, hook_settings: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     """A git-initialised scratch project wired to the hooks (one per test module)."""
     return harness.make_project(tmp_path_factory.mktemp("scratch") / "project", hook_settings)

@@ -89,7 +89,8 @@ class CliRun:
     def result(self) -> dict[str, Any]:
         """Return the ``--output-format json`` result; fail with the run's output otherwise."""
         if self.returncode != 0:
-            raise AssertionError(f"{self.describe()} exited {self.returncode}\n{self._output()}")
+            how = "timed out" if self.returncode == 124 else f"exited {self.returncode}"
+            raise AssertionError(f"{self.describe()} {how} after {self.seconds:.1f} s\n{self._output()}")
         try:
             result: dict[str, Any] = json.loads(self.stdout)
         except ValueError:
@@ -131,14 +132,6 @@ def message_text(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
-def excerpt(text: str, needle: str = "", width: int = 600) -> str:
-    """Return the part of text around needle (or its start), for failure messages."""
-    at = max(text.find(needle), 0) if needle else 0
-    start = max(at - width // 2, 0)
-    cut = text[start : start + width]
-    return ("…" if start else "") + cut + ("…" if start + width < len(text) else "")
-
-
 class Sandbox:
     """A mock server in its own network namespace, plus a clean environment for the CLI."""
 
@@ -149,7 +142,6 @@ class Sandbox:
         self.log = root / "requests.jsonl"
         self.summary_file = root / "summary.txt"  # the mock puts its text inside <summary>
         self.port = 0
-        self.runs: list[CliRun] = []
         self._mock: subprocess.Popen[bytes] | None = None
         self._mock_output: IO[bytes] | None = None
 
@@ -225,9 +217,7 @@ class Sandbox:
         """Run the pinned CLI once; see CliRun.result() for the JSON result."""
         started = time.monotonic()
         done = self.run([str(CLAUDE), *args], cwd)
-        run = CliRun(args, done.returncode, done.stdout, done.stderr, time.monotonic() - started)
-        self.runs.append(run)
-        return run
+        return CliRun(args, done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
     def requests(self) -> list[Request]:
         """Every request the mock has logged so far, in arrival order."""

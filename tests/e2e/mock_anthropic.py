@@ -56,6 +56,16 @@ def _text_of(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
+def _prompt_of(message: dict[str, Any]) -> str:
+    """The user's own words: the last text block that is not a CLI-added <system-reminder>."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return content
+    typed = [b.get("text", "") for b in content if b.get("type") == "text"]
+    own = [t for t in typed if not t.lstrip().startswith("<system-reminder>")]
+    return own[-1] if own else ""
+
+
 def _tool_results(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content", "")
     if isinstance(content, str):
@@ -80,7 +90,8 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
     first = _text_of(users[0]) if users else ""
     last = users[-1] if users else {}
     last_text = _text_of(last)
-    tokens_match = INPUT_TOKENS.search(last_text)
+    prompt = _prompt_of(last)
+    tokens_match = INPUT_TOKENS.search(prompt)
     tokens = int(tokens_match.group(1)) if tokens_match else DEFAULT_INPUT_TOKENS
 
     if COMPACT_MARKER in last_text:
@@ -97,7 +108,7 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
             f"is_error={bool(result.get('is_error'))} content={quoted!r}"
         )
         return "after_tool_result", _text(text), tokens
-    if dispatch := DISPATCH_BYTES.search(last_text):
+    if dispatch := DISPATCH_BYTES.search(prompt):
         size = int(dispatch.group(1))
         head = f"{SUBAGENT_MARKER}: reply DONE.\n"
         prompt = head + "x" * max(0, size - len(head.encode()))
@@ -113,7 +124,7 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
             },
         }
         return "dispatch", [call], tokens
-    return "text", _text(f"MOCK_REPLY to: {last_text[-200:]!r}"), tokens
+    return "text", _text(f"MOCK_REPLY to: {prompt[:200]!r}"), tokens
 
 
 def _usage(input_tokens: int) -> dict[str, Any]:
