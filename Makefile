@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(BIN)/ctxward demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
 
 e2e: $(STAMP)
 	cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error

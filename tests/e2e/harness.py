@@ -90,7 +90,8 @@ class CliRun:
         """Return the ``--output-format json`` result; fail with the run's output otherwise."""
         if self.returncode != 0:
             how = "timed out" if self.returncode == 124 else f"exited {self.returncode}"
-            raise AssertionError(f"{self.describe()} {how} after {self.seconds:.1f} s\n{self._output()}")
+            took = f"after {self.seconds:.1f} s"
+            raise AssertionError(f"{self.describe()} {how} {took}\n{self._output()}")
         try:
             result: dict[str, Any] = json.loads(self.stdout)
         except ValueError:

@@ -38,7 +38,7 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
@@ -46,7 +46,11 @@ DISPATCH_BYTES = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
 DEFAULT_INPUT_TOKENS = 1000
 
-Reply = tuple[str, list[dict[str, Any]], int]  # (rule name, content blocks, input tokens)
+
+class Reply(NamedTuple):
+    rule: str  # logged as "reply"
+    blocks: list[dict[str, Any]]  # assistant content blocks
+    input_tokens: int  # reported in usage
 
 
 def _text_of(message: dict[str, Any]) -> str:
@@ -97,9 +101,9 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
     if COMPACT_MARKER in last_text:
         summary_text = f"MOCK_SUMMARY\n{summary}".rstrip()
         reply = f"<analysis>mock analysis</analysis>\n<summary>{summary_text}</summary>"
-        return "compact_summary", _text(reply), DEFAULT_INPUT_TOKENS
+        return Reply("compact_summary", _text(reply), DEFAULT_INPUT_TOKENS)
     if SUBAGENT_MARKER in first:
-        return "subagent", _text("DONE"), tokens
+        return Reply("subagent", _text("DONE"), tokens)
     if results := _tool_results(last):
         result = results[-1]
         quoted = _result_text(result)[:500]
@@ -107,24 +111,28 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
             f"MOCK_ACK_TOOL_RESULT: {result.get('tool_use_id')} "
             f"is_error={bool(result.get('is_error'))} content={quoted!r}"
         )
-        return "after_tool_result", _text(text), tokens
+        return Reply("after_tool_result", _text(text), tokens)
     if dispatch := DISPATCH_BYTES.search(prompt):
         size = int(dispatch.group(1))
         head = f"{SUBAGENT_MARKER}: reply DONE.\n"
-        prompt = head + "x" * max(0, size - len(head.encode()))
+        task = head + "x" * max(0, size - len(head.encode()))
         call = {
             "type": "tool_use",
             "id": f"toolu_mock{next(ids):06d}",
             "name": "Agent",
             "input": {
                 "description": "e2e dispatch",
-                "prompt": prompt,
+                "prompt": task,
                 "subagent_type": "general-purpose",
                 "run_in_background": False,
             },
         }
-        return "dispatch", [call], tokens
-    return "text", _text(f"MOCK_REPLY to: {prompt[:200]!r}"), tokens
+        return Reply("dispatch", [call], tokens)
+    return Reply("text", _text(f"MOCK_REPLY to: {prompt[:200]!r}"), tokens)
+
+
+def _stop_reason(reply: Reply) -> str:
+    return "tool_use" if any(b["type"] == "tool_use" for b in reply.blocks) else "end_turn"
 
 
 def _usage(input_tokens: int) -> dict[str, Any]:
@@ -139,8 +147,7 @@ def _usage(input_tokens: int) -> dict[str, Any]:
 
 def sse_events(model: str, message_id: str, reply: Reply) -> list[tuple[str, dict[str, Any]]]:
     """Return the SSE (event, data) pairs that stream one reply."""
-    _, blocks, tokens = reply
-    stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+    stop_reason = _stop_reason(reply)
     message = {
         "id": message_id,
         "type": "message",
@@ -149,10 +156,10 @@ def sse_events(model: str, message_id: str, reply: Reply) -> list[tuple[str, dic
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": _usage(tokens),
+        "usage": _usage(reply.input_tokens),
     }
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": message})]
-    for index, block in enumerate(blocks):
+    for index, block in enumerate(reply.blocks):
         if block["type"] == "text":
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
@@ -169,7 +176,7 @@ def sse_events(model: str, message_id: str, reply: Reply) -> list[tuple[str, dic
             "message_delta",
             {
                 "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": _usage(tokens),
+                "usage": _usage(reply.input_tokens),
             },
         ),
         ("message_stop", {}),
@@ -224,7 +231,7 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             reply = choose_reply(body, self.server.summary(), self.server.ids)
             message_id = f"msg_mock{next(self.server.ids):06d}"
-        self.server.record(self.path, reply[0], body)
+        self.server.record(self.path, reply.rule, body)
         model = body.get("model", "mock-model")
         if body.get("stream", False):
             self._send_sse(sse_events(model, message_id, reply))
@@ -255,17 +262,15 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def _whole_message(model: str, message_id: str, reply: Reply) -> dict[str, Any]:
-    _, blocks, tokens = reply
-    stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
     return {
         "id": message_id,
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": blocks,
-        "stop_reason": stop_reason,
+        "content": reply.blocks,
+        "stop_reason": _stop_reason(reply),
         "stop_sequence": None,
-        "usage": _usage(tokens),
+        "usage": _usage(reply.input_tokens),
     }
 
 

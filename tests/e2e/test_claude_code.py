@@ -3,8 +3,8 @@
 One scenario per module (three CLI runs against the mock), then one test per claim:
 
 1. `ctxward activate deep-review --slug e2e-plan` in a scratch project.
-2. `claude -p hello`, `claude --resume <sid> -p /compact`, `claude --resume <sid> -p "after compact"`,
-   with the project's hooks taken from the repo's settings.example.json (`ctxward-hook`).
+2. `claude -p hello`, then `claude --resume <sid> -p /compact`, then `-p "after compact"`, with
+   the project's hooks taken from the repo's settings.example.json (`ctxward-hook`).
 3. The mock's summary repeats some of the rules verbatim and leaves the others out.
 """
 
