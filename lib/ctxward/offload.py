@@ -51,7 +51,11 @@ def _first_rules(plans: Sequence[Plan], keep: int) -> list[Plan]:
 
 
 def render_rules_within(
-    project: Project, template: str, plans: Sequence[Plan], limit: int = INJECTION_LIMIT
+    project: Project,
+    template: str,
+    plans: Sequence[Plan],
+    limit: int = INJECTION_LIMIT,
+    **context: object,
 ) -> str:
     """Render `template` over `plans`; when it is longer than `limit`, offload it and preview.
 
@@ -59,7 +63,7 @@ def render_rules_within(
     """
     from ctxward.render import render
 
-    full = render(template, plans=list(plans))
+    full = render(template, plans=list(plans), **context)
     if len(full) <= limit:
         return full
     stored = offload(project, full)
@@ -68,7 +72,7 @@ def render_rules_within(
     def preview(keep: int) -> str:
         return render(
             "offload_preview.md.j2",
-            head=render(template, plans=_first_rules(plans, keep)).rstrip("\n"),
+            head=render(template, plans=_first_rules(plans, keep), **context).rstrip("\n"),
             total_rules=total,
             total_plans=len(plans),
             shown_rules=keep,

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.e2e
 SLUG = "e2e-plan"
 SESSION_START_MARKER = "SessionStart hook additional context:"
 ADDITIONAL_INSTRUCTIONS = "Additional Instructions:"
+COMPACT_MARKER = "ctxward re-injected them after this compaction"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ def test_first_request_after_compact_reinjects_every_rule(scenario: Scenario) ->
         + "\n---\n".join(t[:800] for t in first.texts("system"))
     )
     context = "\n".join(t[t.find(SESSION_START_MARKER) :] for t in systems)
+    # The compact variant, not the resume one: Claude Code does not repeat an identical context.
+    assert COMPACT_MARKER in context, f"not the SessionStart(compact) context:\n{context[:1500]}"
     missing = missing_from(context, scenario.rules)
     assert not missing, f"rules not re-injected after /compact: {missing}\n{context[:3000]}"
 

@@ -28,5 +28,7 @@ def handle(event: HookEvent) -> Outcome:
     from ctxward.offload import render_rules_within
 
     limit = load(event.project).injection.limit_chars
-    text = render_rules_within(event.project, "session_start_context.md.j2", plans, limit)
+    text = render_rules_within(
+        event.project, "session_start_context.md.j2", plans, limit, source=event.text("source")
+    )
     return Outcome(context=text)
