@@ -18,8 +18,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 
+# opencode-ai's postinstall runs `opencode --version`, which writes under the XDG folders:
+# they are kept inside its node_modules instead of the user's HOME.
 e2e: $(STAMP)
 	cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/e2e/opencode && X="$$PWD/node_modules/.xdg" && XDG_CONFIG_HOME="$$X/config" \
+		XDG_DATA_HOME="$$X/data" XDG_STATE_HOME="$$X/state" XDG_CACHE_HOME="$$X/cache" \
+		npm ci --no-audit --no-fund --loglevel=error
 	CTXWARD_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e tests/e2e
 
 lint: $(STAMP)

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("ctxward")
-except PackageNotFoundError:  # a bare checkout (hooks/*.py bootstrap) has no metadata
-    __version__ = "0.1.0+checkout"
+def __getattr__(name: str) -> str:
+    """`ctxward.__version__`, looked up on first use.
+
+    importlib.metadata costs about three interpreter start-ups, and every hook process imports
+    this package: the PreToolUse no-op path must not pay for a version nobody asked for.
+    """
+    if name != "__version__":
+        raise AttributeError(f"module 'ctxward' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ctxward")
+    except PackageNotFoundError:  # a bare checkout (hooks/*.py bootstrap) has no metadata
+        return "0.1.0+checkout"

@@ -212,18 +212,27 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
-def hook(event: str) -> None:
+@click.option(
+    "--host",
+    type=click.Choice(["claude", "opencode"]),
+    default="claude",
+    show_default=True,
+    help="Whose JSON shape stdin and stdout use (opencode: what hooks/opencode/ctxward.js sends).",
+)
+def hook(event: str, host: str) -> None:
     """Run one hook by hand: the host's JSON on stdin, its answer on stdout.
 
-    Installed settings call `ctxward-hook` instead, which takes no arguments.
+    Installed Claude Code settings call `ctxward-hook` instead, which takes no arguments; the
+    OpenCode plugin calls `ctxward hook EVENT --host opencode`.
 
     \b
     Example:
         ctxward hook pre-compact < payload.json
+        ctxward hook pre-compact --host opencode < opencode-payload.json
     """
     from ctxward.hookio import run
 
-    raise click.exceptions.Exit(run(event_name=HOOK_EVENTS[event]))
+    raise click.exceptions.Exit(run(event_name=HOOK_EVENTS[event], host=host))
 
 
 @cli.command()
@@ -263,6 +272,22 @@ def demo(keep: Path | None) -> None:
 
 # Command modules of the later capabilities: one module each under ctxward/commands/.
 # (add_command lines go here, one per command)
+from ctxward.commands.inline import handoff_command, inline  # noqa: E402
+from ctxward.commands.scrub import scrub_command  # noqa: E402
+
+cli.add_command(scrub_command)
+cli.add_command(inline)
+cli.add_command(handoff_command)
+from ctxward.commands import audit as audit_commands  # noqa: E402
+from ctxward.commands import subagents as subagent_commands  # noqa: E402
+
+for _command in subagent_commands.COMMANDS:
+    cli.add_command(_command)
+cli.add_command(audit_commands.audit)
+from ctxward.commands import dispatch as dispatch_commands  # noqa: E402
+
+for _command in dispatch_commands.COMMANDS:
+    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,11 +31,37 @@ class InjectionConfig:
     limit_chars: int = 9_000
 
 
+REPORT_ENFORCE = ("block", "offload", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportsConfig:
+    # G0: a sub-agent report over 40 lines / 2 KB is saved as an artifact; `block` also sends
+    # the sub-agent back to summarise it, `offload` only saves it, `off` does nothing.
+    enforce: str = "block"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringConfig:
+    """Project extensions of the shipped scoring tables (lib/ctxward/data/scoring.yaml).
+
+    keywords: entries {term, impact, risk, novelty, category, forms}; one whose term matches a
+    shipped keyword (case-insensitively) replaces it. ignore: extra phrases that score nothing.
+    relevance: {from_agent: {to_agent: 0.0..1.0}} merged over the seed's table.
+    """
+
+    keywords: tuple[dict[str, Any], ...] = ()
+    ignore: tuple[str, ...] = ()
+    relevance: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     preset: str | None = None
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
     source: str | None = None  # the file it was read from, if any
 
     def as_dict(self) -> dict[str, Any]:
@@ -63,7 +89,7 @@ def parse(data: object, source: str) -> Config:
     """Validate a parsed config mapping into a Config; BadInput names `source` and the key."""
     if data is None:
         return Config(source=source)
-    top = _mapping(data, source, {"preset", "dispatch", "injection"})
+    top = _mapping(data, source, {"preset", "dispatch", "injection", "reports", "scoring"})
     preset = top.get("preset")
     if preset is not None and preset not in PRESETS:
         raise BadInput(f"{source}: preset: {preset!r} is not one of {', '.join(PRESETS)}")
@@ -95,12 +121,22 @@ def parse(data: object, source: str) -> Config:
         1_000,
         9_500,
     )
+    raw_reports = _mapping(top.get("reports", {}), f"{source}: reports", {"enforce"})
+    enforce = raw_reports.get("enforce", ReportsConfig().enforce)
+    if enforce is False:  # YAML 1.1 reads a bare `off` as false
+        enforce = "off"
+    if enforce not in REPORT_ENFORCE:
+        raise BadInput(
+            f"{source}: reports.enforce: {enforce!r} is not one of {', '.join(REPORT_ENFORCE)}"
+        )
     return Config(
         preset=preset,
         dispatch=DispatchConfig(
             capacity_bytes=capacity, capacity_by_agent=by_agent, offload=offload
         ),
         injection=InjectionConfig(limit_chars=limit),
+        reports=ReportsConfig(enforce=enforce),
+        scoring=_parse_scoring(top.get("scoring", {}), f"{source}: scoring"),
         source=source,
     )
 
@@ -118,11 +154,74 @@ def load(project: Project) -> Config:
 
     source = project.relative(path)
     try:
-        data = yaml.load(path.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{source}: not UTF-8 (byte {exc.start})") from None
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise BadInput(f"{source}: YAML error{where}: {getattr(exc, 'problem', exc)}") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{source}: not UTF-8") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise BadInput(f"{source}: YAML error{where}: {problem}") from None
     return parse(data, source)
+
+
+_KEYWORD_KEYS = {"term", "impact", "risk", "novelty", "category", "forms"}
+
+
+def _check_weight(value: object, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise BadInput(f"{where}: expected a number from 0 to 1 (or null), got {value!r}")
+    return float(value)
+
+
+def _check_text(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadInput(f"{where}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _parse_scoring(value: object, where: str) -> ScoringConfig:
+    """The `scoring:` section: extensions of the keyword map, ignore list and relevance table."""
+    raw = _mapping(value or {}, where, {"keywords", "ignore", "relevance"})
+    raw_keywords = raw.get("keywords") or []
+    if not isinstance(raw_keywords, list):
+        raise BadInput(f"{where}.keywords: expected a list")
+    keywords = []
+    for index, item in enumerate(raw_keywords):
+        at = f"{where}.keywords[{index}]"
+        entry = _mapping(item, at, _KEYWORD_KEYS)
+        term = _check_text(entry.get("term"), f"{at}.term")
+        forms = entry.get("forms", [term])
+        if not isinstance(forms, list) or not forms:
+            raise BadInput(f"{at}.forms: expected a non-empty list of words or phrases")
+        keywords.append(
+            {
+                "term": term,
+                "impact": _check_weight(entry.get("impact"), f"{at}.impact"),
+                "risk": _check_weight(entry.get("risk"), f"{at}.risk"),
+                "novelty": _check_weight(entry.get("novelty"), f"{at}.novelty"),
+                "category": _check_text(entry.get("category", "custom"), f"{at}.category"),
+                "forms": [_check_text(form, f"{at}.forms") for form in forms],
+            }
+        )
+    raw_ignore = raw.get("ignore") or []
+    if not isinstance(raw_ignore, list):
+        raise BadInput(f"{where}.ignore: expected a list of phrases")
+    ignore = tuple(_check_text(phrase, f"{where}.ignore") for phrase in raw_ignore)
+    raw_relevance = raw.get("relevance") or {}
+    if not isinstance(raw_relevance, dict):
+        raise BadInput(f"{where}.relevance: expected a mapping of from-agent to mappings")
+    relevance: dict[str, dict[str, float]] = {}
+    for sender, row in raw_relevance.items():
+        if not isinstance(row, dict):
+            raise BadInput(f"{where}.relevance.{sender}: expected a mapping of to-agent to 0..1")
+        relevance[str(sender).lower()] = {
+            str(receiver).lower(): _check_weight(score, f"{where}.relevance.{sender}.{receiver}")
+            or 0.0
+            for receiver, score in row.items()
+        }
+    return ScoringConfig(keywords=tuple(keywords), ignore=ignore, relevance=relevance)

@@ -12,6 +12,28 @@ Exit codes (Claude Code's contract; README "Exit codes"):
 - 2: never used by a hook: it would block compaction or the tool call.
 
 An internal error writes its traceback to `.ctxward/log/` and prints one line naming that file.
+
+PreToolUse on the sub-agent tool (`Agent`, legacy `Task`: DISPATCH_TOOLS) FAILS CLOSED, because
+the G9 dispatch guard may not let through what it could not measure. Instead of exit 1, the
+hook then exits 0 with a `permissionDecision: "deny"` whose reason names the problem (the one
+stderr line is still written), when:
+
+- the payload is PreToolUse for a dispatch tool and handling it fails (bad config, an internal
+  error: anything but a decision);
+- the run is pinned to PreToolUse (hooks/pre_tool_use.py, `ctxward hook pre-tool-use`) and the
+  payload cannot be read (not UTF-8, not JSON, not an object, too large, no hook_event_name).
+  Its matcher is `Agent|Task`, so an unreadable payload there is a dispatch. A readable payload
+  for another event is still exit 1. `ctxward-hook` (not pinned) cannot tell an unreadable
+  PreToolUse payload from any other event's, so it exits 1 as for every other event.
+
+A PreToolUse call for any other tool is answered with nothing (exit 0) by `main`/`run_script`
+before the handler's imports: that path runs on every tool call when a user matches broadly.
+The deny reasons written here are diagnostics (like the stderr lines), not templates: they must
+work when the templates cannot be rendered.
+
+The payload and answer shapes above are Claude Code's, which are also the internal ones. Other
+hosts translate both ways in `ctxward/hosts/` (`run(..., host="opencode")`); the JSON that the
+OpenCode plugin and ctxward exchange is documented in `ctxward/hosts/opencode.py`.
 """
 
 from __future__ import annotations
@@ -20,62 +42,70 @@ import io
 import json
 import os
 import sys
-import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import IO, Any
 
 from ctxward.errors import CtxwardError, HookInputError
-from ctxward.project import Project, find_root
+
+# `typing.TYPE_CHECKING` without importing typing: this module is the hot path's first import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import IO, Any
+
+    from ctxward.hooktypes import NOTHING as NOTHING
+    from ctxward.hooktypes import Handler as Handler
+    from ctxward.hooktypes import HookEvent as HookEvent
+    from ctxward.hooktypes import Outcome as Outcome
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
+# Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted). Exact
+# names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
+DISPATCH_TOOLS = frozenset({"Agent", "Task"})
 # Events whose hookSpecificOutput Claude Code accepts (PreCompact/PostCompact reject it).
 _SPECIFIC_OUTPUT_EVENTS = frozenset({"SessionStart", "PreToolUse", "SubagentStop"})
 
 
-@dataclass(frozen=True, slots=True)
-class HookEvent:
-    """One hook invocation: the event name, the host's payload, and the project it concerns."""
-
-    name: str
-    data: Mapping[str, Any]
-    project: Project
-
-    def text(self, key: str) -> str:
-        """The string field `key`, '' when absent or null; HookInputError for another type."""
-        value = self.data.get(key)
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            raise HookInputError(f"{self.name} payload field {key!r} is not a string")
-        return value
-
-    @property
-    def session_id(self) -> str:
-        return self.text("session_id")
+_TYPES = frozenset({"HookEvent", "Outcome", "Handler", "NOTHING"})
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What a handler decided; `render_outcome` turns it into the host's stdout."""
-
-    context: str | None = None  # for the model (hookSpecificOutput.additionalContext)
-    notice: str | None = None  # for the user only (systemMessage)
-    plain: str | None = None  # raw stdout (PreCompact: appended to the summarizer's prompt)
-    decision: str | None = None  # PreToolUse: "allow" or "deny"
-    reason: str | None = None  # PreToolUse: permissionDecisionReason (the model reads a deny)
-    updated_input: Mapping[str, Any] | None = field(default=None)
+def is_dispatch_tool(tool_name: object) -> bool:
+    """Whether a payload's tool_name is the sub-agent tool (any JSON value may come in)."""
+    return isinstance(tool_name, str) and tool_name in DISPATCH_TOOLS
 
 
-Handler = Callable[[HookEvent], Outcome]
-NOTHING = Outcome()
+def __getattr__(name: str) -> Any:
+    """HookEvent, Outcome, Handler and NOTHING, from ctxward.hooktypes on first use.
+
+    They are dataclasses, and `dataclasses` (through `inspect`) costs more than the rest of a
+    no-op hook; importing them here only when asked keeps the PreToolUse no-op path at `json`.
+    """
+    if name in _TYPES:
+        from ctxward import hooktypes
+
+        return getattr(hooktypes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) -> HookEvent:
     """Parse the host's stdin bytes into a HookEvent; HookInputError names what is wrong."""
     from ctxward.events import HANDLERS
+    from ctxward.hooktypes import HookEvent
+    from ctxward.project import Project, find_root
 
+    data = decode_payload(raw)
+    name = data.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise HookInputError("payload has no 'hook_event_name'")
+    if name not in HANDLERS:
+        raise HookInputError(f"unknown hook event {name!r} (handled: {', '.join(HANDLERS)})")
+    if expected is not None and name != expected:
+        raise HookInputError(f"this hook handles {expected}, but the payload is for {name}")
+    cwd = data.get("cwd")
+    root = find_root(env, cwd if isinstance(cwd, str) and cwd else None)
+    return HookEvent(name=name, data=data, project=Project(root))
+
+
+def decode_payload(raw: bytes) -> dict[str, Any]:
+    """The host's stdin bytes as a JSON object; HookInputError names what is wrong (any host)."""
     if len(raw) > MAX_PAYLOAD_BYTES:
         raise HookInputError(f"payload is larger than {MAX_PAYLOAD_BYTES} bytes")
     try:
@@ -90,16 +120,7 @@ def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) 
         raise HookInputError(f"payload is not JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(data, dict):
         raise HookInputError(f"payload is a JSON {type(data).__name__}, not an object")
-    name = data.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise HookInputError("payload has no 'hook_event_name'")
-    if name not in HANDLERS:
-        raise HookInputError(f"unknown hook event {name!r} (handled: {', '.join(HANDLERS)})")
-    if expected is not None and name != expected:
-        raise HookInputError(f"this hook handles {expected}, but the payload is for {name}")
-    cwd = data.get("cwd")
-    root = find_root(env, cwd if isinstance(cwd, str) and cwd else None)
-    return HookEvent(name=name, data=data, project=Project(root))
+    return data
 
 
 def render_outcome(event: str, outcome: Outcome) -> str:
@@ -133,11 +154,14 @@ def run(
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
     env: Mapping[str, str] | None = None,
+    host: str = "claude",
 ) -> int:
     """Read one event, run its handler, write the host's answer; return the exit code.
 
     `handler` None dispatches on hook_event_name (what `ctxward-hook` does); `event_name` makes
-    the run refuse payloads of any other event (what the hooks/*.py entry points do).
+    the run refuse payloads of any other event (what the hooks/*.py entry points do). `host`
+    other than "claude" reads and answers in that host's shape through `ctxward.hosts`
+    (OpenCode's JSON, both ways: `ctxward/hosts/opencode.py`); the exit codes are the same.
     """
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout
@@ -145,29 +169,87 @@ def run(
     env = os.environ if env is None else env
     label = event_name or "hook"
     event: HookEvent | None = None
+    raw: bytes | None = None
     try:
-        event = read_event(stdin.read(MAX_PAYLOAD_BYTES + 1), env, expected=event_name)
+        raw = stdin.read(MAX_PAYLOAD_BYTES + 1)
+        if host == "claude":
+            event = read_event(raw, env, expected=event_name)
+        else:
+            from ctxward.hosts import adapter_for
+
+            adapter = adapter_for(host)
+            event = adapter.read_event(raw, env, expected=event_name)
         label = event.name
         if handler is None:
             from ctxward.events import handler_for
 
             handler = handler_for(event.name)
-        answer = render_outcome(event.name, handler(event))
+        outcome = handler(event)
+        if host == "claude":
+            answer = render_outcome(event.name, outcome)
+        else:
+            answer = adapter.render_outcome(event, outcome)
     except CtxwardError as exc:
-        stderr.write(f"ctxward: {label}: {exc}\n")
+        stderr.write(f"ctxward: {label}: {_one_line(str(exc))}\n")
+        if host == "claude" and _guards_dispatch(raw, event_name):
+            return _deny_unchecked(_one_line(str(exc)), stdout)
         return 1
     except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
         where = _log_traceback(event, label, env)
-        stderr.write(
-            f"ctxward: internal error in {label}: {type(exc).__name__}: {exc} (details: {where})\n"
-        )
+        problem = _one_line(f"{type(exc).__name__}: {exc}")
+        stderr.write(f"ctxward: internal error in {label}: {problem} (details: {where})\n")
+        if host == "claude" and _guards_dispatch(raw, event_name):
+            return _deny_unchecked(f"internal error: {problem} (details: {where})", stdout)
         return 1
     stdout.write(answer)
     stdout.flush()
     return 0
 
 
+def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:
+    """Whether a failure on this payload must deny: the module docstring's fail-closed cases."""
+    if event_name not in (None, "PreToolUse"):
+        return False
+    try:
+        data = decode_payload(raw) if raw is not None else None
+    except HookInputError:
+        data = None
+    name = data.get("hook_event_name") if data is not None else None
+    if name == "PreToolUse":
+        return data is not None and is_dispatch_tool(data.get("tool_name"))
+    return event_name == "PreToolUse" and not (isinstance(name, str) and name)
+
+
+def _deny_unchecked(problem: str, stdout: IO[str]) -> int:
+    """Answer a dispatch the guard could not check with a deny (exit 0, so the JSON is read)."""
+    from ctxward.hooktypes import Outcome
+
+    reason = (
+        f"ctxward dispatch guard: this sub-agent call was denied because the guard could not "
+        f"check it: {problem}. The guard fails closed and has no override; a well-formed call "
+        f"(a JSON object with a string prompt) is measured normally once the problem is fixed."
+    )
+    notice = (
+        f"ctxward: a sub-agent call was denied; the dispatch guard could not check it: {problem}"
+    )
+    stdout.write(
+        render_outcome("PreToolUse", Outcome(decision="deny", reason=reason, notice=notice))
+    )
+    stdout.flush()
+    return 0
+
+
+def _one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) folded to one space."""
+    return " ".join(text.split())
+
+
 def _log_traceback(event: HookEvent | None, label: str, env: Mapping[str, str]) -> str:
+    import traceback
+    from datetime import datetime, timezone
+
+    from ctxward.project import Project, find_root
+
     try:
         project = event.project if event else Project(find_root(env))
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
@@ -192,7 +274,7 @@ def run_script(event_name: str) -> int:
         installed = shutil.which("ctxward-hook")
         if installed:
             os.execv(installed, [installed])
-    return run(event_name=event_name)
+    return _run_process(event_name)
 
 
 def _dependencies_missing() -> bool:
@@ -203,7 +285,32 @@ def _dependencies_missing() -> bool:
 
 def main() -> int:
     """`ctxward-hook`: takes no arguments; dispatches on the payload's hook_event_name."""
-    return run()
+    return _run_process(None)
+
+
+def _run_process(event_name: str | None) -> int:
+    """A hook process: answer a PreToolUse call for a non-dispatch tool at once, else `run`."""
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    if _needs_no_answer(raw, event_name):
+        return 0
+    return run(event_name=event_name, stdin=io.BytesIO(raw))
+
+
+def _needs_no_answer(raw: bytes, event_name: str | None) -> bool:
+    """PreToolUse for another tool, or a small dispatch: nothing to say (standard library only)."""
+    if event_name not in (None, "PreToolUse"):
+        return False
+    try:
+        data = decode_payload(raw)
+    except HookInputError:
+        return False  # `run` reports it (and denies when pinned to PreToolUse)
+    if data.get("hook_event_name") != "PreToolUse":
+        return False
+    if not is_dispatch_tool(data.get("tool_name")):
+        return True
+    from ctxward.events.pre_tool_use import needs_no_answer
+
+    return needs_no_answer(data, os.environ, len(raw))
 
 
 def run_in_memory(

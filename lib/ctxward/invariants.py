@@ -381,17 +381,19 @@ def all_rules(plans: Iterable[Plan]) -> list[RuleRef]:
 
 # --- survival ---------------------------------------------------------------------------------
 
+_ANALYSIS_BLOCK = re.compile(r"<analysis>.*?</analysis>", re.DOTALL)
 _SUMMARY_BLOCK = re.compile(r"<summary>(.*?)(?:</summary>|\Z)", re.DOTALL)
 
 
 def summary_text(compact_summary: str) -> str:
     """The part of a compaction reply the model keeps: the <summary> block when there is one.
 
-    Claude Code strips the <analysis> block before handing the summary to the model, so a rule
-    that survives only in the analysis did not survive.
+    Claude Code strips the <analysis> block before handing the summary to the model (with or
+    without a <summary> block), so a rule that survives only in the analysis did not survive.
     """
-    blocks = _SUMMARY_BLOCK.findall(compact_summary)
-    return "\n".join(blocks) if blocks else compact_summary
+    kept = _ANALYSIS_BLOCK.sub("", compact_summary)
+    blocks = _SUMMARY_BLOCK.findall(kept)
+    return "\n".join(blocks) if blocks else kept
 
 
 def normalise(text: str) -> str:

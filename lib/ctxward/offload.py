@@ -10,11 +10,14 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxward.config import InjectionConfig
 from ctxward.fsutil import atomic_write, sha256_hex
-from ctxward.invariants import Plan
 from ctxward.project import Project
+
+if TYPE_CHECKING:  # the dispatch guard's offload path imports this module: keep it light
+    from ctxward.invariants import Plan
 
 INJECTION_LIMIT = InjectionConfig().limit_chars
 

@@ -61,6 +61,24 @@ class Project:
     def locks_dir(self) -> Path:
         return self.state_dir / "locks"
 
+    @property
+    def sub_agents_dir(self) -> Path:
+        """G7/G8 state: .ctxward/sub_agents, or .peaks/_sub_agents under `preset: peaks`."""
+        from ctxward.config import load
+
+        if load(self).preset == "peaks":
+            return self.root / ".peaks" / "_sub_agents"
+        return self.state_dir / "sub_agents"
+
+    @property
+    def bank_dir(self) -> Path:
+        """The L2 memory bank: .ctxward/memory-bank, or .pantheon/memory-bank (preset pantheon)."""
+        from ctxward.config import load
+
+        if load(self).preset == "pantheon":
+            return self.root / ".pantheon" / "memory-bank"
+        return self.state_dir / "memory-bank"
+
     def relative(self, path: Path) -> str:
         """Return `path` relative to the root when it is inside it, else absolute (POSIX form)."""
         try:

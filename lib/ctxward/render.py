@@ -32,9 +32,43 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,  # Markdown and plain text for agents, never HTML
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["tojson_compact"] = _tojson_compact
     return env
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between processes, in ~/.cache/ctxward/templates.
+
+    Every hook is a cold interpreter, and compiling the few templates it renders costs more
+    than rendering them (the PreToolUse deny path: bench/hook_latency.py). Jinja2 keys each
+    entry by the template's source checksum, so an edited template is recompiled. A cache that
+    cannot be read or written is skipped: it only ever costs the compile.
+    """
+    import contextlib
+    import os
+
+    import jinja2
+
+    class TolerantCache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except (OSError, EOFError, ValueError, TypeError):
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            with contextlib.suppress(OSError):
+                super().dump_bytecode(bucket)
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "ctxward", "templates")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return TolerantCache(folder)
 
 
 def _tojson_compact(value: Any) -> str:

@@ -6,8 +6,9 @@ Handlers are imported only when their event fires, so one event never pays for a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+# `typing.TYPE_CHECKING` without importing typing: the PreToolUse hot path imports this package.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ctxward.hookio import Handler
 

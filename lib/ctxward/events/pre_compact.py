@@ -12,6 +12,7 @@ from ctxward.invariants import distill, load_plans
 
 
 def handle(event: HookEvent) -> Outcome:
+    _handoff(event)
     plans = [plan for plan in load_plans(event.project) if plan.rule_count]
     if not plans:
         return NOTHING
@@ -23,3 +24,22 @@ def handle(event: HookEvent) -> Outcome:
     limit = load(event.project).injection.limit_chars
     text = render_rules_within(event.project, "precompact_instructions.md.j2", plans, limit)
     return Outcome(plain=text)
+
+
+def _handoff(event: HookEvent) -> None:
+    """C11: a session handoff compresses the completed work staged in the bank's .tmp/.
+
+    Silent (stdout here is the summarizer's prompt); idempotent, as PreCompact may fire several
+    times; a failure is logged to .ctxward/log/ and changes nothing else.
+    """
+    try:
+        from ctxward.compress import session_handoff
+
+        session_handoff(event.project)
+    except Exception:  # noqa: BLE001 - C11 must not break compaction or its instructions
+        try:
+            from ctxward.compress import log_failure
+
+            log_failure(event.project, "pre_compact-c11")
+        except Exception:  # noqa: BLE001 - nothing left to report to
+            pass

@@ -1,14 +1,231 @@
-"""PreToolUse: the G9 dispatch guard for the sub-agent tool (Agent, legacy Task).
+"""PreToolUse: the G9 dispatch guard on the sub-agent tool (Claude Code `Agent`, legacy `Task`).
 
-Every other tool leaves at once, importing nothing beyond the standard library.
+Every other tool leaves at once with no answer, having imported nothing beyond the standard
+library (`hookio` already answers them before this module is imported).
+
+For a dispatch, by tier (`thresholds`): ok → no answer; soft-warn / near-limit → allow, with a
+`systemMessage` for the user and `additionalContext` for the model; hard-reject / emergency →
+C9 offload first (config `dispatch.offload`), then allow with `updatedInput` if that brought the
+input under the hard-reject line, else `permissionDecision: "deny"` with a reason the model reads.
+
+This is the one handler that FAILS CLOSED. There is no override at this layer: no flag, no
+environment variable, no config key. An input that cannot be measured is denied; an error
+while handling a dispatch is turned into a deny by `hookio.run`.
 """
 
 from __future__ import annotations
 
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+import os
 
-DISPATCH_TOOLS = frozenset({"Agent", "Task"})
+from ctxward import thresholds
+from ctxward.hookio import is_dispatch_tool
+
+# `typing.TYPE_CHECKING` without importing typing: `needs_no_answer` is on the hot path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from ctxward.guard import Block, Decision, Measurement
+    from ctxward.hookio import HookEvent, Outcome
+    from ctxward.project import Project
+
+# How many moved blocks a message lists by path (the host cuts hook strings at 10,000 chars).
+LISTED_BLOCKS = 12
+# Where a config that could lower the capacity lives: project.STATE_DIRNAME, config.CONFIG_FILE.
+_CONFIG = os.path.join(".ctxward", "config.yaml")
 
 
 def handle(event: HookEvent) -> Outcome:
-    return NOTHING
+    from ctxward.hookio import NOTHING
+
+    tool = event.data.get("tool_name")
+    if not is_dispatch_tool(tool):
+        return NOTHING
+    return guard_dispatch(event.project, str(tool), event.data.get("tool_input"))
+
+
+def needs_no_answer(data: Mapping[str, Any], env: Mapping[str, str], payload_bytes: int) -> bool:
+    """Whether this PreToolUse payload surely gets no answer, decided with the stdlib only.
+
+    The hot path (`hookio` calls it before building the event): any tool but the sub-agent
+    tool, or a measurable sub-agent call that is in tier ok at the default capacity when no
+    config file could lower that capacity. The whole payload's length bounds the measured size
+    from above (a JSON string never decodes to more UTF-8 bytes than it was written with), so
+    "ok" here is "ok" in `handle`; anything else goes the full way.
+    """
+    if not is_dispatch_tool(data.get("tool_name")):
+        return True
+    ok_below = thresholds.SOFT_WARN.threshold(thresholds.DEFAULT_CAPACITY_BYTES)
+    if payload_bytes >= ok_below or thresholds.input_problem(data.get("tool_input")):
+        return False
+    cwd = data.get("cwd")
+    return not _config_may_apply(env, cwd if isinstance(cwd, str) and cwd else None)
+
+
+def _config_may_apply(env: Mapping[str, str], cwd: str | None) -> bool:
+    """Whether a .ctxward/config.yaml exists where `project.find_root` could look for it.
+
+    A superset of find_root's answer: $CLAUDE_PROJECT_DIR, and every folder from the start of
+    the walk up to the filesystem root.
+    """
+    explicit = env.get("CLAUDE_PROJECT_DIR")
+    if explicit and os.path.exists(os.path.join(explicit, _CONFIG)):
+        return True
+    folder = os.path.realpath(cwd if cwd else os.getcwd())
+    while True:
+        if os.path.exists(os.path.join(folder, _CONFIG)):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def guard_dispatch(project: Project, tool: str, tool_input: object) -> Outcome:
+    """The hook layer's answer for one sub-agent call (host-neutral: tool_input as sent)."""
+    from ctxward import guard
+    from ctxward.config import load
+
+    try:
+        measured = guard.measure(tool_input)
+    except guard.Unmeasurable as exc:
+        return _deny(_render("guard/unmeasurable.md.j2", tool=tool, problem=str(exc)), None)
+    settings = load(project).dispatch
+    capacity = guard.capacity_for(
+        settings.capacity_bytes, settings.capacity_by_agent, measured.agent_type
+    )
+    decision = guard.decide(measured.size, capacity)
+    if decision.allowed:
+        return _allowed(tool, decision)
+    if not settings.offload:
+        return _denied(tool, decision, measured)
+    return _offload(project, tool, tool_input, measured, decision)
+
+
+def _allowed(tool: str, decision: Decision) -> Outcome:
+    from ctxward.hookio import NOTHING, Outcome
+
+    if decision.tier.percent == 0:
+        return NOTHING
+    return Outcome(
+        context=_render("guard/warn_context.md.j2", tool=tool, d=decision),
+        notice=_render("guard/warn_notice.txt.j2", d=decision),
+    )
+
+
+def _denied(
+    tool: str,
+    decision: Decision,
+    measured: Measurement,
+    *,
+    offload_tried: bool = False,
+    **offload: Any,
+) -> Outcome:
+    moved = offload.get("moved", [])
+    reason = _render(
+        "guard/deny_reason.md.j2",
+        tool=tool,
+        d=decision,
+        m=measured,
+        offload_tried=offload_tried,
+        listed=LISTED_BLOCKS,
+        moved=moved,
+        moved_bytes=offload.get("moved_bytes", 0),
+        after=offload.get("after"),
+        kept_count=offload.get("kept_count", 0),
+        kept_bytes=offload.get("kept_bytes", 0),
+        offload_dir=offload.get("offload_dir", ""),
+    )
+    return _deny(reason, _render("guard/deny_notice.txt.j2", d=decision, moved=moved))
+
+
+def _deny(reason: str, notice: str | None) -> Outcome:
+    from ctxward.hookio import Outcome
+
+    return Outcome(decision="deny", reason=reason, notice=notice)
+
+
+def _offload(
+    project: Project,
+    tool: str,
+    tool_input: Any,
+    measured: Measurement,
+    decision: Decision,
+) -> Outcome:
+    """C9: move every block larger than 2 KB to a file, then decide again on what is left."""
+    from ctxward import guard
+    from ctxward.hookio import Outcome
+
+    plan = guard.plan_offload(measured.prompt)
+    if not plan.movable:
+        return _denied(tool, decision, measured, offload_tried=True, kept_count=len(plan.kept))
+    moved = [_store(project, block) for block in plan.movable]
+    prompt = guard.splice(
+        measured.prompt,
+        [(block, item["pointer"]) for block, item in zip(plan.movable, moved, strict=True)],
+    )
+    updated = {**tool_input, "prompt": prompt}
+    after = guard.decide(guard.measure(updated).size, decision.capacity)
+    facts = {
+        "moved": moved,
+        "moved_bytes": plan.movable_bytes,
+        "after": after,
+        "offload_dir": project.relative(project.offload_dir) + "/",
+    }
+    if not after.allowed:
+        return _denied(
+            tool,
+            decision,
+            measured,
+            offload_tried=True,
+            kept_count=len(plan.kept),
+            kept_bytes=plan.kept_bytes,
+            **facts,
+        )
+    return Outcome(
+        decision="allow",
+        updated_input=updated,
+        context=_render(
+            "guard/offload_context.md.j2",
+            tool=tool,
+            before=decision,
+            listed=LISTED_BLOCKS,
+            **facts,
+        ),
+        notice=_render("guard/offload_notice.txt.j2", before=decision, **facts),
+    )
+
+
+def _store(project: Project, block: Block) -> dict[str, Any]:
+    """Write one block (scrubbed) to .ctxward/offload/ and return its pointer and facts."""
+    from ctxward import guard
+    from ctxward.offload import offload
+
+    text = _scrubbed(block.text)
+    stored = offload(project, text, ext=block.ext)
+    facts = {
+        "kind": block.kind,
+        "size": stored.size,
+        "sha256": stored.sha256,
+        "path": str(stored.path),
+        "first_line": guard.headline(text, block.kind),
+    }
+    return {**facts, "pointer": _render("guard/offload_pointer.txt.j2", **facts)}
+
+
+def _scrubbed(text: str) -> str:
+    """The text with secrets redacted before it is written to disk (DESIGN: scrub first).
+
+    A block the scrubber changed is stored scrubbed: the files then reassemble the scrubbed
+    prompt, not the original (the secret itself is what must not reach the disk).
+    """
+    from ctxward.scrub import scrub
+
+    return scrub(text)[0]
+
+
+def _render(name: str, **context: Any) -> str:
+    from ctxward.render import render
+
+    return render(name, **context).rstrip()

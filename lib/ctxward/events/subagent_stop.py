@@ -1,6 +1,10 @@
 """SubagentStop: fires for every sub-agent, and for the compaction agent (agent_type "").
 
-The sub-agent context economy (metadata-only reports, G7) fills this in; until then it is a no-op.
+Order in this handler: the G0 report cap, then its artifact (both in `ctxward.reports`), then
+C8. A final report over 40 lines / 2 KB is saved (scrubbed) as a G7 artifact with its
+ArtifactMeta, and, under `reports.enforce: block`, the stop is blocked once with
+`{"decision": "block", "reason": ...}`: the reason reaches the sub-agent, which then writes a
+short report that references the file. The compaction agent is never touched.
 """
 
 from __future__ import annotations
@@ -9,4 +13,31 @@ from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:
-    return NOTHING
+    from ctxward.reports import enforce_cap
+
+    cap = enforce_cap(event.project, event.data)  # cap -> artifact
+    answer = cap.hook_json()
+    _stage_summary(event)  # C8, after the cap and its artifact
+    return NOTHING if answer is None else Outcome(plain=answer)
+
+
+def _stage_summary(event: HookEvent) -> None:
+    """C8: stage a CRITICAL/HIGH subtask_summary for L2 (ctxward.compress.subagent_stopped).
+
+    Never blocks and never fails the sub-agent: any error is logged to .ctxward/log/.
+    """
+    try:
+        from ctxward.compress import subagent_stopped
+
+        subagent_stopped(event.project, event.data)
+    except Exception:  # noqa: BLE001 - C8 must not change the hook's answer or exit code
+        _log_failure(event, "subagent_stop-c8")
+
+
+def _log_failure(event: HookEvent, label: str) -> None:
+    try:
+        from ctxward.compress import log_failure
+
+        log_failure(event.project, label)
+    except Exception:  # noqa: BLE001 - nothing left to report to
+        pass

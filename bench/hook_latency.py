@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""PreToolUse hook latency, as ratios to a bare `python -c pass` of the same interpreter.
+
+Runs the hook the way the hosts do, one process per call, through both entry points:
+
+- `hooks/pre_tool_use.py`, started by the venv's python (the Claude Code plugin form);
+- the installed `ctxward-hook` console script (what settings.example.json calls).
+
+Four paths, each checked for the right answer before it is timed:
+
+- no-op: PreToolUse for `Bash` (a user matching every tool pays this on each call);
+- allow: a 10 KB `Agent` prompt (tier ok, no output);
+- deny: a 240 KB `Agent` prompt made of small paragraphs (PROMPT_EMERGENCY, nothing to offload);
+- offload: a 240 KB `Agent` prompt whose bulk is in fenced blocks (C9 moves them, allow with
+  updatedInput).
+
+Budgets (ratio of medians): no-op <= 2.0, allow <= 2.5, deny and offload <= 6.
+
+Runs are interleaved (one of each case per round) so that machine drift hits every case alike.
+Bytecode caching is on for the hook processes (PYTHONDONTWRITEBYTECODE is dropped from their
+environment) and warm-up rounds write the caches, as an installed package would have them.
+
+    .venv/bin/python bench/hook_latency.py            # 40 rounds
+    .venv/bin/python bench/hook_latency.py --runs 100 --check
+
+Prints a Markdown table and writes it to bench/out/hook_latency.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HOOK_SCRIPT = REPO / "hooks" / "pre_tool_use.py"
+OUT = REPO / "bench" / "out" / "hook_latency.md"
+BUDGETS = {"no-op": 2.0, "allow": 2.5, "deny": 6.0, "offload": 6.0}
+LINE = "filler text standing in for pasted context; lorem ipsum dolor sit amet, consectetur.\n"
+
+
+def paragraphs(total: int, size: int = 1500) -> str:
+    """About `total` bytes of paragraphs of about `size` bytes (each under the 2 KB G0 line)."""
+    block = LINE * (size // len(LINE))
+    return "\n".join(block for _ in range(total // len(block) + 1))[:total]
+
+
+def payload(tool: str, tool_input: dict[str, object], cwd: Path) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "bench",
+            "transcript_path": str(cwd / "transcript.jsonl"),
+            "cwd": str(cwd),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": tool,
+            "tool_input": tool_input,
+            "tool_use_id": "toolu_bench",
+        }
+    ).encode("utf-8")
+
+
+def cases(project: Path) -> dict[str, bytes]:
+    fenced = "".join(
+        f"File {index}:\n\n```text\n{LINE * 700}```\n\n" for index in range(4)
+    )  # 4 x ~60 KB fenced blocks
+    return {
+        "no-op": payload("Bash", {"command": "ls -la", "description": "List files"}, project),
+        "allow": payload(
+            "Agent",
+            {"description": "Review module", "prompt": paragraphs(10 * 1024)},
+            project,
+        ),
+        "deny": payload(
+            "Agent",
+            {"description": "Review module", "prompt": paragraphs(240 * 1024)},
+            project,
+        ),
+        "offload": payload(
+            "Agent",
+            {"description": "Review files", "prompt": "Review these files.\n\n" + fenced},
+            project,
+        ),
+    }
+
+
+def check(case: str, code: int, out: bytes) -> None:
+    """Fail loudly when a path does not give the answer it is supposed to time."""
+    specific = json.loads(out)["hookSpecificOutput"] if out.strip() else {}
+    expected = {
+        "no-op": code == 0 and not out,
+        "allow": code == 0 and not out,
+        "deny": code == 0
+        and specific.get("permissionDecision") == "deny"
+        and "PROMPT_EMERGENCY" in specific.get("permissionDecisionReason", ""),
+        "offload": code == 0
+        and specific.get("permissionDecision") == "allow"
+        and "updatedInput" in specific,
+    }[case]
+    if not expected:
+        raise SystemExit(f"bench: the {case} path answered exit {code}: {out[:300]!r}")
+
+
+def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, int, bytes]:
+    """(wall seconds, CPU seconds of the child, exit code, stdout) of one hook process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = subprocess.run(command, input=stdin, capture_output=True, env=env, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, result.returncode, result.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=40, help="timed rounds (default 40)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a budget is missed")
+    args = parser.parse_args(argv)
+
+    python = sys.executable
+    installed = shutil.which("ctxward-hook", path=str(Path(python).parent))
+    if installed is None:
+        raise SystemExit(f"bench: no ctxward-hook next to {python}; run `make` first")
+    entries = {"hooks/pre_tool_use.py": [python, str(HOOK_SCRIPT)], "ctxward-hook": [installed]}
+
+    with tempfile.TemporaryDirectory(prefix="ctxward-bench-") as folder:
+        project = Path(folder).resolve()
+        (project / ".git").mkdir()
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["CLAUDE_PROJECT_DIR"] = str(project)
+        stdins = cases(project)
+        jobs: dict[tuple[str, str], tuple[list[str], bytes]] = {
+            ("baseline", "python -c pass"): ([python, "-c", "pass"], b"")
+        }
+        for entry, command in entries.items():
+            for case, stdin in stdins.items():
+                jobs[(case, entry)] = (command, stdin)
+        samples: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
+        cpu: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
+        for round_ in range(args.warmup + args.runs):
+            for key, (command, stdin) in jobs.items():
+                seconds, used, code, out = timed(command, stdin, env)
+                if key[0] != "baseline":
+                    check(key[0], code, out)
+                if round_ >= args.warmup:
+                    samples[key].append(seconds)
+                    cpu[key].append(used)
+        offloaded = len(list((project / ".ctxward" / "offload").glob("*")))
+
+    base = statistics.median(samples[("baseline", "python -c pass")])
+    base_cpu = statistics.median(cpu[("baseline", "python -c pass")])
+    rows = []
+    missed = []
+    for (case, entry), values in samples.items():
+        median = statistics.median(values)
+        q1, _, q3 = statistics.quantiles(values, n=4)
+        ratio = median / base
+        budget = BUDGETS.get(case)
+        verdict = "" if budget is None else ("ok" if ratio <= budget else "OVER")
+        if verdict == "OVER":
+            missed.append(f"{case} via {entry}: {ratio:.2f}x > {budget}x")
+        cpu_ratio = statistics.median(cpu[(case, entry)]) / base_cpu
+        rows.append(
+            f"| {case} | {entry} | {median * 1000:.1f} | {q1 * 1000:.1f}–{q3 * 1000:.1f} "
+            f"| {min(values) * 1000:.1f} | **{ratio:.2f}×** | {cpu_ratio:.2f}× | "
+            f"{'' if budget is None else f'≤ {budget}×'} {verdict} |"
+        )
+    report = "\n".join(
+        [
+            "# PreToolUse hook latency",
+            "",
+            f"{args.runs} interleaved rounds after {args.warmup} warm-up rounds; "
+            f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
+            f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end. "
+            f"Ratio = median wall time / median wall time of `python -c pass` "
+            f"({base * 1000:.1f} ms); the budget applies to it. CPU ratio = the same with the "
+            f"child's user+system CPU time (steadier on a busy machine). "
+            f"Offload files written: {offloaded}.",
+            "",
+            "| path | entry point | median ms | IQR ms | min ms | ratio | CPU ratio | budget |",
+            "|---|---|---:|---:|---:|---:|---:|---|",
+            *rows,
+            "",
+            "Reproduce: `.venv/bin/python bench/hook_latency.py --runs 40` (or `make bench`).",
+            "",
+        ]
+    )
+    print(report)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(report, encoding="utf-8")
+    if missed:
+        print("over budget: " + "; ".join(missed), file=sys.stderr)
+        return 1 if args.check else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,278 @@
+// ctxward for OpenCode: a thin plugin over `ctxward hook EVENT --host opencode`.
+//
+// OpenCode's V1 plugin API (npm `opencode-ai` 1.x; tested with 1.18.33; the `{id, server}`
+// default export needs 1.3.4 or later). Not the V2 API (`@opencode/cli` 2.x), which runs no V1
+// plugin. Install: copy this one file into `.opencode/plugin/` of a project (or
+// `~/.config/opencode/plugin/` for every project), with `ctxward` on OpenCode's PATH (or its
+// path in $CTXWARD_BIN). Node built-ins only, no runtime import of @opencode-ai/plugin:
+// OpenCode loads it as is, with no install step.
+//
+// What it does (the decisions are all ctxward's; this file only carries JSON both ways):
+//
+// - tool.execute.before, tool `task`: the G9 dispatch guard. A deny throws an Error whose
+//   message is the reason (OpenCode hands it to the model as the tool result, and no sub-agent
+//   starts); a C9 offload rewrites `output.args.prompt` in place; a warning for the model is
+//   appended to the task's result in tool.execute.after.
+// - experimental.session.compacting: the invariants' instructions go into `output.context`,
+//   which OpenCode appends to the summarizer's prompt.
+// - experimental.chat.system.transform: after a compaction (and in a session reopened from an
+//   earlier process) the active invariants are a system message of every request. The answer
+//   is cached until one of the files ctxward names in `watch` changes, so a request costs a few
+//   stat() calls, not a Python start.
+// - event session.compacted: the summary is read back and ctxward writes its survival report.
+//
+// Failures: the dispatch guard FAILS CLOSED. If ctxward cannot be started, times out, exits
+// non-zero or answers something unreadable, the task call is blocked and the error says why.
+// Everything else FAILS OPEN: nothing is injected and one line goes to OpenCode's log
+// (service "ctxward"). The JSON both ways is documented in ctxward/hosts/opencode.py.
+//
+// Settings (environment): CTXWARD_BIN (default "ctxward"); CTXWARD_HOOK_TIMEOUT_MS (default
+// 30000 per call; 10000 for the per-request system transform).
+
+import { spawn } from "node:child_process"
+import { statSync } from "node:fs"
+
+const COMMAND = process.env.CTXWARD_BIN || "ctxward"
+const TIMEOUT_MS = Number(process.env.CTXWARD_HOOK_TIMEOUT_MS) || 30000
+const SYSTEM_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
+const DISPATCH_TOOLS = new Set(["task"])
+const GUARD_KEYS = new Set(["deny", "args", "note", "notice"])
+const MAX_OUTPUT = 16 * 1024 * 1024
+
+// Run `ctxward hook <event> --host opencode` with `payload` on stdin.
+// Resolves {ok: true, answer} or {ok: false, why}; never rejects.
+function runCtxward(event, payload, cwd, timeoutMs) {
+  return new Promise((resolve) => {
+    let settled = false
+    let stdout = ""
+    let stderr = ""
+    let timer
+    const finish = (result) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve(result)
+    }
+    let child
+    try {
+      child = spawn(COMMAND, ["hook", event, "--host", "opencode"], {
+        cwd,
+        stdio: ["pipe", "pipe", "pipe"],
+      })
+    } catch (error) {
+      finish({ ok: false, why: `cannot start ${COMMAND}: ${error.message}` })
+      return
+    }
+    timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      finish({ ok: false, why: `${COMMAND} hook ${event} timed out after ${timeoutMs} ms` })
+    }, timeoutMs)
+    child.stdout.setEncoding("utf8")
+    child.stderr.setEncoding("utf8")
+    child.stdout.on("data", (chunk) => {
+      if (stdout.length < MAX_OUTPUT) stdout += chunk
+    })
+    child.stderr.on("data", (chunk) => {
+      if (stderr.length < MAX_OUTPUT) stderr += chunk
+    })
+    child.on("error", (error) => {
+      finish({ ok: false, why: `cannot run ${COMMAND} (is it on PATH?): ${error.message}` })
+    })
+    child.on("close", (code, signal) => {
+      if (code !== 0) {
+        const line = stderr.trim().split("\n").pop()
+        finish({ ok: false, why: line || `${COMMAND} hook ${event} exited ${code ?? signal}` })
+        return
+      }
+      if (!stdout.trim()) {
+        finish({ ok: true, answer: {} })
+        return
+      }
+      try {
+        const answer = JSON.parse(stdout)
+        if (answer && typeof answer === "object" && !Array.isArray(answer)) {
+          finish({ ok: true, answer })
+          return
+        }
+      } catch {
+        // falls through to the error below
+      }
+      finish({ ok: false, why: `${COMMAND} hook ${event} printed something that is not a JSON object` })
+    })
+    child.stdin.on("error", () => {}) // EPIPE when ctxward exits before reading everything
+    child.stdin.end(JSON.stringify(payload))
+  })
+}
+
+function strings(value) {
+  return Array.isArray(value) ? value.filter((item) => typeof item === "string" && item) : []
+}
+
+// mtime, size and inode of each path ("-" when absent): the cache key of an answer.
+function fingerprint(paths) {
+  return paths
+    .map((path) => {
+      try {
+        const stat = statSync(path)
+        return `${stat.mtimeMs}:${stat.size}:${stat.ino}`
+      } catch {
+        return "-"
+      }
+    })
+    .join("|")
+}
+
+export default {
+  id: "ctxward",
+  async server(ctx) {
+    const directory = ctx.directory
+    const worktree = ctx.worktree
+    const created = new Set() // sessions this process saw created
+    const compacted = new Set() // sessions this process saw compacted
+    const autoCompacting = new Set() // sessions whose compaction was automatic
+    const notes = new Map() // callID -> text for the model, appended to the task's result
+    const systemAnswers = new Map() // source -> {system, watch, key}
+    const pending = new Set() // post-compact work still running (awaited on dispose)
+    const logged = new Set()
+
+    const log = (level, message) => {
+      if (logged.has(message)) return // say each distinct problem once per process
+      logged.add(message)
+      try {
+        Promise.resolve(ctx.client.app.log({ body: { service: "ctxward", level, message } })).catch(
+          () => {},
+        )
+      } catch {
+        // logging must never break a hook
+      }
+    }
+
+    const call = (event, hook, input, extra, timeoutMs = TIMEOUT_MS) =>
+      runCtxward(event, { hook, input, directory, worktree, ...extra }, directory, timeoutMs)
+
+    const readSummary = async (sessionID) => {
+      try {
+        const response = await ctx.client.session.messages({ path: { id: sessionID } })
+        const messages = Array.isArray(response?.data) ? response.data : []
+        for (let i = messages.length - 1; i >= 0; i--) {
+          const { info, parts } = messages[i] ?? {}
+          if (info?.role === "assistant" && info.summary === true && Array.isArray(parts)) {
+            const text = parts.filter((p) => p?.type === "text" && typeof p.text === "string")
+            return text.map((p) => p.text).join("\n")
+          }
+        }
+      } catch {
+        // no summary: ctxward says so and writes no report
+      }
+      return null
+    }
+
+    const afterCompaction = async (event) => {
+      const sessionID = event.properties?.sessionID
+      const trigger = autoCompacting.delete(sessionID) ? "auto" : "manual"
+      const summary = sessionID ? await readSummary(sessionID) : null
+      const result = await call("post-compact", "event", { event }, { plugin: { trigger, summary } })
+      if (!result.ok) log("warn", `ctxward: post-compact: ${result.why}`)
+      else if (result.answer.notice) log("info", result.answer.notice)
+    }
+
+    return {
+      "tool.execute.before": async (input, output) => {
+        if (!DISPATCH_TOOLS.has(input.tool)) return
+        const result = await call("pre-tool-use", "tool.execute.before", input, {
+          output: { args: output.args },
+        })
+        const blocked = (why) =>
+          new Error(
+            `ctxward: the dispatch guard could not check this ${input.tool} call, so it is ` +
+              `blocked (the guard fails closed): ${why}`,
+          )
+        if (!result.ok) throw blocked(result.why)
+        const answer = result.answer
+        const unknown = Object.keys(answer).filter((key) => !GUARD_KEYS.has(key))
+        if (unknown.length) throw blocked(`unexpected answer ${unknown.join(", ")}`)
+        if (typeof answer.notice === "string") log("warn", answer.notice)
+        if (answer.deny !== undefined) throw new Error(String(answer.deny))
+        if (answer.args !== undefined) {
+          if (!answer.args || typeof answer.args !== "object") throw blocked("args is not an object")
+          for (const [key, value] of Object.entries(answer.args)) output.args[key] = value
+        }
+        if (typeof answer.note === "string" && answer.note) notes.set(input.callID, answer.note)
+      },
+
+      "tool.execute.after": async (input, output) => {
+        const note = notes.get(input.callID)
+        if (note === undefined) return
+        notes.delete(input.callID)
+        if (typeof output?.output === "string") output.output += `\n\n${note}`
+      },
+
+      "experimental.session.compacting": async (input, output) => {
+        const result = await call("pre-compact", "experimental.session.compacting", input, {})
+        if (!result.ok) {
+          log("error", `ctxward: pre-compact (compaction goes on without it): ${result.why}`)
+          return
+        }
+        const texts = strings(result.answer.context)
+        // OpenCode ignores output.context once a plugin has replaced the whole prompt.
+        if (typeof output.prompt === "string") output.prompt += texts.map((t) => `\n\n${t}`).join("")
+        else output.context.push(...texts)
+        if (typeof result.answer.notice === "string") log("info", result.answer.notice)
+      },
+
+      "experimental.chat.system.transform": async (input, output) => {
+        const sessionID = input?.sessionID
+        if (!sessionID) return // agent generation, not a session's request
+        const source = compacted.has(sessionID)
+          ? "compact"
+          : created.has(sessionID)
+            ? "startup"
+            : "resume"
+        let answer = systemAnswers.get(source)
+        if (!answer || fingerprint(answer.watch) !== answer.key) {
+          const result = await call(
+            "session-start",
+            "experimental.chat.system.transform",
+            { sessionID },
+            { plugin: { source } },
+            SYSTEM_TIMEOUT_MS,
+          )
+          if (!result.ok) {
+            log("error", `ctxward: session-start (no invariants in this request): ${result.why}`)
+            return
+          }
+          const watch = strings(result.answer.watch)
+          answer = { system: strings(result.answer.system), watch, key: fingerprint(watch) }
+          if (watch.length) systemAnswers.set(source, answer)
+          if (typeof result.answer.notice === "string") log("info", result.answer.notice)
+        }
+        output.system.push(...answer.system)
+      },
+
+      "experimental.compaction.autocontinue": async (input) => {
+        autoCompacting.add(input.sessionID) // fired only after an automatic compaction
+      },
+
+      event: async ({ event }) => {
+        try {
+          if (event?.type === "session.created") {
+            created.add(event.properties?.sessionID ?? event.properties?.info?.id)
+          } else if (event?.type === "session.compacted") {
+            compacted.add(event.properties?.sessionID)
+            const work = afterCompaction(event).catch((error) =>
+              log("warn", `ctxward: post-compact: ${error?.message ?? error}`),
+            )
+            pending.add(work)
+            work.finally(() => pending.delete(work))
+          }
+        } catch (error) {
+          log("warn", `ctxward: event ${event?.type}: ${error?.message ?? error}`)
+        }
+      },
+
+      dispose: async () => {
+        await Promise.allSettled([...pending]) // each is bounded by its own timeout
+      },
+    }
+  },
+}

@@ -1,0 +1,124 @@
+"""The dispatch guard's CLI layer (seed 004 G9 "CLI 兜底"): `ctxward dispatch check` and
+`ctxward thresholds`. Thin: read the prompt, call ctxward.guard, echo a template or JSON.
+
+Unlike the PreToolUse hook, this layer has `--force`: it lets a hard-reject through with the
+warning FORCED_OVER_THRESHOLD and the time in `forcedAt`, and never passes the emergency tier.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+
+import click
+
+from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.errors import EXIT_REJECTED, BadInput
+from ctxward.render import render
+
+agent_type_option = click.option(
+    "--agent-type",
+    metavar="TYPE",
+    help="Sub-agent type, for a dispatch.capacity_by_agent entry (default: general-purpose).",
+)
+
+
+def _capacity(ctx: click.Context, agent_type: str | None) -> tuple[int, str | None]:
+    """The capacity in force for `agent_type`, and the config file it came from (if any)."""
+    from ctxward.config import load
+    from ctxward.guard import capacity_for
+
+    settings = load(project_of(ctx))
+    capacity = capacity_for(
+        settings.dispatch.capacity_bytes, settings.dispatch.capacity_by_agent, agent_type
+    )
+    return capacity, settings.source
+
+
+@click.group(cls=Group)
+def dispatch() -> None:
+    """Check a sub-agent prompt against the G9 size table before dispatching it.
+
+    \b
+    Example:
+        ctxward dispatch check prompt.md --json
+    """
+
+
+@dispatch.command("check")
+@click.argument("prompt_file", type=click.File("rb"), default="-", metavar="[PROMPT_FILE|-]")
+@agent_type_option
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Let a hard-reject through (warning FORCED_OVER_THRESHOLD); never the emergency tier.",
+)
+@json_option
+@click.pass_context
+def dispatch_check(
+    ctx: click.Context,
+    prompt_file: IO[bytes],
+    agent_type: str | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Measure PROMPT_FILE (or stdin) in UTF-8 bytes and apply the G9 table.
+
+    Exit 0 when the dispatch may go (ok, soft-warn, near-limit, or a forced hard-reject),
+    3 when it is rejected (PROMPT_TOO_LARGE, PROMPT_EMERGENCY).
+
+    \b
+    Example:
+        ctxward dispatch check prompt.md
+        ctxward dispatch check - --agent-type Explore --json < prompt.md
+    """
+    from ctxward.guard import decide
+
+    data = prompt_file.read()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{prompt_file.name}: not UTF-8 (byte {exc.start})") from None
+    capacity, _ = _capacity(ctx, agent_type)
+    decision = decide(len(data), capacity, force=force)
+    if as_json:
+        echo_json(decision.envelope())
+    else:
+        text = render("cli/dispatch_check.txt.j2", d=decision, force=force)
+        click.echo(text, nl=False)
+    if not decision.allowed:
+        raise click.exceptions.Exit(EXIT_REJECTED)
+
+
+@click.command()
+@click.option("--markdown", is_flag=True, help="Print the Markdown table (the README's).")
+@json_option
+@agent_type_option
+@click.pass_context
+def thresholds(ctx: click.Context, markdown: bool, as_json: bool, agent_type: str | None) -> None:
+    """Print the G9 threshold table at the capacity in force.
+
+    The percentages are the contract; .ctxward/config.yaml may only lower the capacity
+    (dispatch.capacity_bytes, dispatch.capacity_by_agent). The README's table is this
+    command's --markdown output in a project without a config.
+
+    \b
+    Example:
+        ctxward thresholds --markdown
+    """
+    from ctxward import thresholds as table
+
+    if markdown and as_json:
+        raise click.UsageError("--markdown and --json: pick one")
+    capacity, source = _capacity(ctx, agent_type)
+    rows = table.table(capacity)
+    if as_json:
+        echo_json({"capacityBytes": capacity, "agentType": agent_type, "tiers": rows})
+        return
+    name = "cli/thresholds.md.j2" if markdown else "cli/thresholds.txt.j2"
+    click.echo(
+        render(name, rows=rows, capacity=capacity, source=source, agent_type=agent_type),
+        nl=False,
+    )
+
+
+COMMANDS = (dispatch, thresholds)

@@ -1,0 +1,40 @@
+"""Host adapters: a host's hook payload in, a HookEvent out; an Outcome in, the host's answer out.
+
+Claude Code's contract is hookio's own (`read_event`, `render_outcome`): its payload shape is the
+internal one. Every other host has one module here that maps its payload onto the same internal
+event, so `events/*` never see host-specific keys, and renders the handler's Outcome the way that
+host applies it. `hookio.run(..., host=NAME)` picks the module through `adapter_for`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+from ctxward.errors import HookInputError
+
+if TYPE_CHECKING:
+    from ctxward.hookio import HookEvent, Outcome
+
+CLAUDE = "claude"
+OPENCODE = "opencode"
+HOSTS = (CLAUDE, OPENCODE)
+
+
+class HostAdapter(Protocol):
+    """What a host module provides (a module satisfies this protocol)."""
+
+    def read_event(
+        self, raw: bytes, env: Mapping[str, str], expected: str | None = None
+    ) -> HookEvent: ...
+
+    def render_outcome(self, event: HookEvent, outcome: Outcome) -> str: ...
+
+
+def adapter_for(host: str) -> HostAdapter:
+    """The adapter module of a host other than Claude Code; HookInputError for an unknown one."""
+    if host == OPENCODE:
+        from ctxward.hosts import opencode
+
+        return opencode
+    raise HookInputError(f"unknown host {host!r} (known: {', '.join(HOSTS)})")

@@ -1,0 +1,264 @@
+"""OpenCode: the JSON that the plugin (hooks/opencode/ctxward.js) and ctxward exchange.
+
+OpenCode (npm `opencode-ai` 1.x, V1 plugin API; checked against 1.18.33) runs no command hooks.
+Its plugin calls `ctxward hook EVENT --host opencode` with one JSON object on stdin and applies
+the JSON object ctxward prints. This module is the only place that knows both shapes: it turns
+the plugin's object into the internal event (the keys Claude Code sends, so `events/*` run
+unchanged) and the handler's Outcome into the plugin's answer.
+
+Plugin -> ctxward (stdin)
+-------------------------
+
+    {"hook": "<OpenCode hook>", "input": {...}, "output": {...},
+     "directory": "/abs/dir", "worktree": "/abs/dir", "plugin": {...}}
+
+- `hook`, `input`: the OpenCode hook's name and its `input`, as OpenCode passed them.
+- `output`: the part of the hook's `output` ctxward reads (only `args` of tool.execute.before).
+- `directory`: PluginInput.directory; the project root is searched from there (nearest `.git`
+  or `.ctxward`). `worktree`: PluginInput.worktree, informational.
+- `plugin`: what only the plugin knows, because it watches the session across hooks.
+
+=====================================  ============  ============  ==============================
+OpenCode hook (what the plugin sends)  EVENT         handler       plugin facts
+=====================================  ============  ============  ==============================
+tool.execute.before, tool ``task``     pre-tool-use  PreToolUse    (none)
+  input {tool, sessionID, callID},
+  output {args}
+experimental.session.compacting        pre-compact   PreCompact    (none)
+  input {sessionID}
+experimental.chat.system.transform     session-start SessionStart  source
+  input {sessionID} (model left out)
+event, type ``session.compacted``      post-compact  PostCompact   trigger, summary
+  input {event: {id, type, properties: {sessionID}}}
+=====================================  ============  ============  ==============================
+
+The internal events: PreToolUse gets `tool_name` "Task" (OpenCode's `task`, whose arguments
+`description`, `prompt`, `subagent_type` are Claude Code's Task input) and `tool_input` = args;
+SessionStart gets `source`; PostCompact gets `trigger` and `compact_summary`. Every event gets
+`session_id` (OpenCode's sessionID) and `cwd` (the directory).
+
+The plugin facts:
+
+- `source` (system transform): "compact" once this OpenCode process has seen the session
+  compacted; "startup" for a session it saw created and not yet compacted; "resume" for one it
+  saw neither created nor compacted (`opencode run --session ID` reopening an older session).
+  SessionStart re-injects the invariants for compact and resume, as it does for Claude Code.
+- `trigger` (session.compacted): "auto" when `experimental.compaction.autocontinue` fired for
+  the session first (OpenCode fires it only after an automatic compaction), else "manual".
+- `summary` (session.compacted): the text of the session's newest assistant message marked
+  `summary: true`, read back with the SDK client; null when the plugin could not read it.
+
+ctxward -> plugin (stdout, exit 0)
+----------------------------------
+
+Empty stdout: nothing to do. Otherwise one JSON object; the plugin applies each key it finds:
+
+- `deny` (tool.execute.before): throw `new Error(deny)`. OpenCode makes the message, verbatim,
+  the tool result the model reads; no sub-agent starts.
+- `args` (tool.execute.before): assign each key into `output.args` in place (OpenCode keeps
+  the object it passed; reassigning `output.args` has no effect). The C9 offload's new prompt.
+- `note` (tool.execute.before): text for the model, appended to this call's result in
+  `tool.execute.after` (the channel that reaches the model after an allowed call).
+- `context` (experimental.session.compacting): strings pushed onto `output.context`, which
+  OpenCode appends to the summarizer's prompt (or appended to `output.prompt` when another
+  plugin has replaced the prompt, since OpenCode then ignores `output.context`).
+- `system` (experimental.chat.system.transform): strings pushed onto `output.system`; each is
+  a system message of the request. The system prompt is rebuilt for every request, so what is
+  put there is present after every compaction.
+- `watch` (experimental.chat.system.transform): absolute paths the answer depends on. The
+  plugin reuses the answer, without starting ctxward, until one of them changes (mtime, size).
+- `notice`: for the user, not the model; the plugin logs it (service "ctxward").
+
+Exit codes and failures
+-----------------------
+
+0 as above; 1 for bad input, an expected failure or an internal error, with one line on stderr
+(`hookio.run`); 2 for a usage error of `ctxward hook`. The plugin treats a non-zero exit, a
+timeout, a failure to start `ctxward` and unreadable stdout alike:
+
+- pre-tool-use fails CLOSED: the task call is blocked, and the error says why (the G9 guard may
+  not let through what it could not measure);
+- pre-compact, session-start and post-compact fail OPEN: nothing is injected, the line is logged.
+
+What OpenCode does not give
+---------------------------
+
+- `session.compacted` carries only the session id; the summary text comes from the plugin
+  reading the session back. Without it there is no survival report: post-compact exits 1 with
+  a line saying so, rather than reporting every rule as missing.
+- The compacting hook says nothing of auto or manual; PreCompact gets no `trigger`.
+- The model's request never passes through a hook: the plugin cannot see what the model finally
+  received, only what it added.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxward.errors import HookInputError
+from ctxward.hookio import HookEvent, Outcome, decode_payload
+from ctxward.project import Project, find_root
+
+PRE_TOOL_USE = "PreToolUse"
+PRE_COMPACT = "PreCompact"
+SESSION_START = "SessionStart"
+POST_COMPACT = "PostCompact"
+
+# OpenCode hook (events as "event:<type>") -> internal event name
+HOOKS = {
+    "tool.execute.before": PRE_TOOL_USE,
+    "experimental.session.compacting": PRE_COMPACT,
+    "experimental.chat.system.transform": SESSION_START,
+    "event:session.compacted": POST_COMPACT,
+}
+# OpenCode tool names whose internal name differs (the rest pass through unchanged)
+TOOL_NAMES = {"task": "Task"}
+SOURCES = frozenset({"startup", "compact", "resume"})
+TRIGGERS = frozenset({"auto", "manual"})
+
+
+def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) -> HookEvent:
+    """Parse the plugin's stdin bytes into the internal HookEvent; HookInputError if malformed."""
+    return to_event(decode_payload(raw), expected)
+
+
+def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEvent:
+    """Translate the plugin's object (module docstring) into the internal HookEvent."""
+    hook = _text(payload, "hook", "the payload")
+    inputs = _object(payload, "input", hook)
+    event = _object(inputs, "event", "event input") if hook == "event" else {}
+    key = f"event:{_text(event, 'type', 'event')}" if hook == "event" else hook
+    name = HOOKS.get(key)
+    if name is None:
+        raise HookInputError(
+            f"OpenCode hook {key!r} is not handled (handled: {', '.join(sorted(HOOKS))})"
+        )
+    if expected is not None and name != expected:
+        raise HookInputError(f"this hook handles {expected}, but the OpenCode {key} is {name}")
+    directory = payload.get("directory")
+    if directory is not None and not isinstance(directory, str):
+        raise HookInputError("OpenCode payload field 'directory' is not a string")
+    if directory and ("\x00" in directory or not Path(directory).is_absolute()):
+        raise HookInputError(
+            f"OpenCode payload field 'directory' is not an absolute path: {directory!r}"
+        )
+    plugin = _object(payload, "plugin", hook, required=False)
+    data: dict[str, Any] = {"hook_event_name": name, "cwd": directory or ""}
+    if name == PRE_TOOL_USE:
+        tool = _text(inputs, "tool", hook)
+        args = _object(_object(payload, "output", hook), "args", f"{hook} output")
+        data |= {
+            "session_id": _text(inputs, "sessionID", hook, required=False),
+            "tool_name": TOOL_NAMES.get(tool, tool),
+            "tool_input": args,
+            "tool_use_id": _text(inputs, "callID", hook, required=False),
+        }
+    elif name == POST_COMPACT:
+        properties = _object(event, "properties", key)
+        summary = plugin.get("summary")
+        if summary is not None and not isinstance(summary, str):
+            raise HookInputError(f"{key}: plugin field 'summary' is not a string")
+        session = _text(properties, "sessionID", key, required=False)
+        if not summary:
+            raise HookInputError(
+                f"OpenCode gave no summary text for session {session or '?'}: "
+                "no survival report written (the plugin could not read the summary back)"
+            )
+        data |= {
+            "session_id": session,
+            "trigger": _choice(plugin, "trigger", TRIGGERS, key, default="manual"),
+            "compact_summary": summary,
+        }
+    else:
+        data["session_id"] = _text(inputs, "sessionID", hook, required=False)
+        if name == SESSION_START:
+            data["source"] = _choice(plugin, "source", SOURCES, hook, default="startup")
+    root = find_root({}, directory or None)  # $CLAUDE_PROJECT_DIR means nothing to OpenCode
+    return HookEvent(name=name, data=data, project=Project(root))
+
+
+def render_outcome(event: HookEvent, outcome: Outcome) -> str:
+    """The plugin's answer to `outcome` (module docstring); '' when there is nothing to do."""
+    body: dict[str, Any] = {}
+    accepted = {"notice"}
+    if event.name == PRE_TOOL_USE:
+        accepted |= {"decision", "reason", "updated_input", "context"}
+        if outcome.decision not in (None, "allow"):
+            # "deny", and "ask", which OpenCode cannot put to the user from a plugin: deny.
+            body["deny"] = outcome.reason or f"ctxward: dispatch {outcome.decision}"
+        else:
+            if outcome.updated_input is not None:
+                body["args"] = dict(outcome.updated_input)
+            if outcome.context:
+                body["note"] = outcome.context
+    elif event.name == PRE_COMPACT:
+        accepted.add("plain")
+        if outcome.plain:
+            body["context"] = [outcome.plain]
+    elif event.name == SESSION_START:
+        accepted.add("context")
+        if outcome.context:
+            body["system"] = [outcome.context]
+        body["watch"] = [str(path) for path in watched_paths(event.project)]
+    unused = [name for name in _set_fields(outcome) if name not in accepted]
+    if unused:
+        raise ValueError(f"{event.name} for OpenCode has no use for {', '.join(unused)}")
+    if outcome.notice:
+        body["notice"] = outcome.notice
+    return json.dumps(body, ensure_ascii=False) + "\n" if body else ""
+
+
+def watched_paths(project: Project) -> list[Path]:
+    """What SessionStart's answer depends on: the plans folder, each plan, the config file."""
+    from ctxward.config import config_path
+    from ctxward.invariants import INVARIANTS_FILE
+
+    plans = project.plans_dir
+    paths = [plans]
+    if plans.is_dir():
+        for folder in sorted(p for p in plans.iterdir() if p.is_dir()):
+            paths += [folder, folder / INVARIANTS_FILE]
+    paths.append(config_path(project))
+    return paths
+
+
+def _set_fields(outcome: Outcome) -> list[str]:
+    names = ("context", "notice", "plain", "decision", "reason", "updated_input")
+    return [name for name in names if getattr(outcome, name) is not None]
+
+
+def _object(
+    parent: Mapping[str, Any], key: str, where: str, *, required: bool = True
+) -> Mapping[str, Any]:
+    value = parent.get(key)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        got = "missing" if value is None else f"a JSON {type(value).__name__}"
+        raise HookInputError(f"OpenCode {where}: {key!r} should be an object, is {got}")
+    return value
+
+
+def _text(parent: Mapping[str, Any], key: str, where: str, *, required: bool = True) -> str:
+    value = parent.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        got = "missing" if value is None else f"{value!r}"
+        raise HookInputError(f"OpenCode {where}: {key!r} should be a non-empty string, is {got}")
+    return value
+
+
+def _choice(
+    parent: Mapping[str, Any], key: str, allowed: frozenset[str], where: str, *, default: str
+) -> str:
+    value = parent.get(key, default)
+    if not isinstance(value, str) or value not in allowed:
+        raise HookInputError(
+            f"OpenCode {where}: plugin field {key!r} is {value!r}, not one of "
+            f"{', '.join(sorted(allowed))}"
+        )
+    return str(value)

@@ -1,0 +1,131 @@
+"""`.ctxward/config.yaml`: defaults without a file; every mistake names the file and the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxward.config import Config, DispatchConfig, InjectionConfig, load
+from ctxward.errors import BadInput
+from ctxward.project import Project
+
+
+@pytest.fixture
+def write_config(project):
+    def write(text: str | bytes) -> Project:
+        path = project / ".ctxward" / "config.yaml"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        return Project(project)
+
+    return write
+
+
+def test_defaults_without_a_file(project):
+    config = load(Project(project))
+
+    assert config == Config()
+    assert config.source is None
+    assert config.dispatch == DispatchConfig(capacity_bytes=262_144, capacity_by_agent={})
+    assert config.dispatch.offload is True
+    assert config.injection == InjectionConfig(limit_chars=9_000)
+
+
+def test_an_empty_file_gives_the_defaults(write_config):
+    config = load(write_config(""))
+    assert config == Config(source=".ctxward/config.yaml")
+
+
+def test_values_are_read_over_the_defaults(write_config):
+    config = load(
+        write_config(
+            "preset: pantheon\n"
+            "dispatch:\n"
+            "  capacity_bytes: 131072\n"
+            "  capacity_by_agent: {Explore: 65536}\n"
+            "  offload: false\n"
+            "injection:\n"
+            "  limit_chars: 5000\n"
+        )
+    )
+
+    assert config.preset == "pantheon"
+    assert config.dispatch == DispatchConfig(
+        capacity_bytes=131_072, capacity_by_agent={"Explore": 65_536}, offload=False
+    )
+    assert config.injection.limit_chars == 5_000
+    assert config.as_dict()["dispatch"]["capacity_bytes"] == 131_072
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("presett: peaks\n", "'presett'"),
+        ("dispatch:\n  capacity: 1024\n", "'capacity'"),
+        ("injection:\n  limit: 1000\n", "'limit'"),
+    ],
+)
+def test_unknown_key_names_the_file_and_the_key(write_config, text, key):
+    with pytest.raises(BadInput) as error:
+        load(write_config(text))
+    message = str(error.value)
+    assert message.startswith(".ctxward/config.yaml")
+    assert f"unknown key {key}" in message
+
+
+def test_capacity_can_be_lowered_to_the_maximum_but_not_raised(write_config):
+    assert load(write_config("dispatch: {capacity_bytes: 262144}\n")).dispatch.capacity_bytes == (
+        262_144
+    )
+    assert load(write_config("dispatch: {capacity_bytes: 2048}\n")).dispatch.capacity_bytes == 2048
+    with pytest.raises(
+        BadInput, match=r"dispatch\.capacity_bytes: 262145 is outside 1024\.\.262144"
+    ):
+        load(write_config("dispatch: {capacity_bytes: 262145}\n"))
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("dispatch: {capacity_bytes: 512}\n", "dispatch.capacity_bytes"),
+        ("dispatch: {capacity_bytes: '64K'}\n", "dispatch.capacity_bytes"),
+        ("dispatch: {capacity_bytes: true}\n", "dispatch.capacity_bytes"),
+        ("dispatch: {capacity_bytes: 2.5e5}\n", "dispatch.capacity_bytes"),
+        (
+            "dispatch: {capacity_bytes: 4096, capacity_by_agent: {Explore: 8192}}\n",
+            "dispatch.capacity_by_agent.Explore",
+        ),
+        ("dispatch: {offload: 'yes please'}\n", "dispatch.offload"),
+        ("injection: {limit_chars: 9501}\n", "injection.limit_chars"),
+        ("injection: {limit_chars: 10}\n", "injection.limit_chars"),
+        ("preset: nope\n", "preset"),
+        ("dispatch: [1, 2]\n", "dispatch"),
+        ("- a list\n", ".ctxward/config.yaml"),
+    ],
+)
+def test_bad_values_name_the_key(write_config, text, where):
+    with pytest.raises(BadInput) as error:
+        load(write_config(text))
+    message = str(error.value)
+    assert message.startswith(".ctxward/config.yaml")
+    assert where in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (b"dispatch: {capacity_bytes: 1\n", "YAML error at line"),
+        (b"a: b: c\n", "YAML error at line 1"),
+        (b"dispatch:\n\t- x\n", "YAML error at line 2"),
+        (b"preset: caf\xe9\n", "not UTF-8 (byte 11)"),
+        (b"preset: a\x07b\n", "YAML error"),
+        (b"!!python/object/apply:os.system ['true']\n", "YAML error"),
+    ],
+)
+def test_bad_yaml_is_one_line(write_config, text, problem):
+    with pytest.raises(BadInput) as error:
+        load(write_config(text))
+    message = str(error.value)
+    assert message.startswith(".ctxward/config.yaml: ")
+    assert problem in message
+    assert "\n" not in message

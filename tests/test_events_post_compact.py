@@ -1,0 +1,139 @@
+"""PostCompact: a survival report per compaction under .ctxward/compactions/; no stdout."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from ctxward.invariants import RuleRef
+from ctxward.project import Project
+from ctxward.survival import report_name, write_report
+
+SESSION = "7de73c29-a9cd-4608-aa26-55358a7f7df9"
+RULES = [
+    "Never push to main",
+    "Run the FULL suite before the verdict",
+    "Cite file:line for every finding",
+    "Write the verdict to review.md",
+]
+
+
+@pytest.fixture
+def plan(project, make_skill, activate_skill):
+    make_skill("review", RULES)
+    activate_skill("review", "fix")
+    return project / "docs" / "plans" / "fix"
+
+
+def reports(project):
+    folder = project / ".ctxward" / "compactions"
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def test_report_says_which_rules_survived(plan, project, load_payload, run_hook):
+    summary = (
+        "<analysis>I must cite file:line for every finding.</analysis>\n"
+        "<summary>Active invariants:\n"
+        "- never push   to\nMAIN\n"
+        "- run the full suite before the verdict\n"
+        "</summary>"
+    )
+
+    result = run_hook(load_payload("PostCompact.json", compact_summary=summary))
+
+    assert result == (0, "", "")
+    (path,) = reports(project)
+    assert re.fullmatch(rf"{SESSION}-\d{{8}}T\d{{12}}Z\.json", path.name)
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert list(report) == ["session_id", "trigger", "checked_at", "survived", "missing"]
+    assert report["session_id"] == SESSION
+    assert report["trigger"] == "manual"
+    checked = datetime.strptime(report["checked_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    assert abs((datetime.now(timezone.utc).replace(tzinfo=None) - checked).total_seconds()) < 60
+    assert report["survived"] == [
+        {"slug": "fix", "skill": "review", "rule": RULES[0]},
+        {"slug": "fix", "skill": "review", "rule": RULES[1]},
+    ]
+    # Cited only in <analysis>, which Claude Code strips: it did not survive.
+    assert report["missing"] == [
+        {"slug": "fix", "skill": "review", "rule": RULES[2]},
+        {"slug": "fix", "skill": "review", "rule": RULES[3]},
+    ]
+
+
+def test_captured_auto_compaction_loses_every_rule(plan, project, load_payload, run_hook):
+    assert run_hook(load_payload("PostCompact.auto.json")) == (0, "", "")
+
+    (path,) = reports(project)
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert path.name.startswith("9399b993-5a63-4da1-9d80-b7d9342458df-")
+    assert report["trigger"] == "auto"
+    assert report["survived"] == []
+    assert [ref["rule"] for ref in report["missing"]] == RULES
+
+
+@pytest.mark.parametrize(
+    "session_id",
+    ["../../x", "..", "a/b", "/etc/passwd", "", "x" * 300, "a\nb", ".hidden", "ok\x00"],
+)
+def test_unsafe_session_id_stays_inside_the_compactions_dir(
+    plan, project, tmp_path, load_payload, run_hook, session_id
+):
+    before = sorted(p for p in tmp_path.rglob("*") if ".git" not in p.parts)
+
+    code, out, _ = run_hook(load_payload("PostCompact.json", session_id=session_id))
+
+    assert (code, out) == (0, "")
+    (path,) = reports(project)
+    assert path.parent == project / ".ctxward" / "compactions"
+    assert re.fullmatch(r"id-[0-9a-f]{16}-\d{8}T\d{12}Z\.json", path.name)
+    assert json.loads(path.read_text(encoding="utf-8"))["session_id"] == session_id
+    after = sorted(p for p in tmp_path.rglob("*") if ".git" not in p.parts)
+    assert set(after) - set(before) == {path.parent, path}
+
+
+def test_no_plans_no_report(project, load_payload, run_hook):
+    assert run_hook(load_payload("PostCompact.json")) == (0, "", "")
+    assert not (project / ".ctxward").exists()
+
+
+def test_every_compaction_gets_its_own_report(plan, project, load_payload, run_hook):
+    for _ in range(3):
+        assert run_hook(load_payload("PostCompact.json"))[0] == 0
+    assert len(reports(project)) == 3
+
+
+def test_report_name_and_content_at_a_fixed_time(project):
+    moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+    rules = [RuleRef("p", "s", "keep me"), RuleRef("p", "s", "lost")]
+
+    path = write_report(
+        Project(project),
+        rules,
+        session_id="abc_DEF-1",
+        trigger="manual",
+        compact_summary="<summary>KEEP me</summary>",
+        now=moment,
+    )
+
+    assert path == project / ".ctxward" / "compactions" / "abc_DEF-1-20260102T030405678901Z.json"
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "session_id": "abc_DEF-1",
+        "trigger": "manual",
+        "checked_at": "2026-01-02T03:04:05.678901Z",
+        "survived": [{"slug": "p", "skill": "s", "rule": "keep me"}],
+        "missing": [{"slug": "p", "skill": "s", "rule": "lost"}],
+    }
+    assert report_name("../x", moment) == report_name("../x", moment)
+    assert report_name("../x", moment) != report_name("../y", moment)
+
+
+def test_a_non_string_summary_is_bad_input(plan, project, load_payload, run_hook):
+    code, out, err = run_hook(load_payload("PostCompact.json", compact_summary=["not", "text"]))
+
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1 and "'compact_summary' is not a string" in err
+    assert reports(project) == []

@@ -1,0 +1,182 @@
+"""SessionStart(compact|resume): re-inject every rule where the model reads it, under the cap."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+
+from ctxward.invariants import parse_sections
+
+HEADER = (
+    "⚠️ COMPACTION RESILIENCE: The following invariants are ACTIVE and NON-NEGOTIABLE.\n"
+    "They were declared by orchestrator skills and MUST be followed regardless of what\n"
+    "the compacted summary says. When in doubt, re-read the referenced skill file.\n"
+)
+HOST_CAP = 10_000
+RULES_A = ["alpha: never push to main", "alpha: 0 test failures — no exceptions"]
+RULES_B = ["beta: cite file:line"]
+
+
+@pytest.fixture
+def plans(project, make_skill, activate_skill):
+    make_skill("alpha", RULES_A)
+    make_skill("beta", RULES_B, where=".opencode/skill")
+    activate_skill("alpha", "one")
+    activate_skill("beta", "one")
+    activate_skill("beta", "two")
+    return project / "docs" / "plans"
+
+
+def context_of(out: str) -> str:
+    """The additionalContext of a SessionStart answer, checking the JSON's exact shape."""
+    answer = json.loads(out)
+    assert list(answer) == ["hookSpecificOutput"]
+    specific = answer["hookSpecificOutput"]
+    assert list(specific) == ["hookEventName", "additionalContext"]
+    assert specific["hookEventName"] == "SessionStart"
+    return specific["additionalContext"]
+
+
+@pytest.mark.parametrize("fixture", ["SessionStart.compact.json", "SessionStart.resume.json"])
+def test_compact_and_resume_inject_every_rule(plans, load_payload, run_hook, fixture):
+    code, out, err = run_hook(load_payload(fixture))
+
+    assert (code, err) == (0, "")
+    assert out.endswith("\n") and out.count("\n") == 1
+    context = context_of(out)
+    assert context.startswith(HEADER)
+    for rule in RULES_A + RULES_B:
+        assert f"\n- {rule}\n" in context
+    assert "Full rules: .claude/skills/alpha/SKILL.md\n" in context
+    assert "Full rules: .opencode/skill/beta/SKILL.md\n" in context
+    assert "# Plan: one (docs/plans/one/invariants.md)\n" in context
+    assert "# Plan: two (docs/plans/two/invariants.md)\n" in context
+    assert len(context) < HOST_CAP
+
+
+@pytest.mark.parametrize("source", ["startup", "clear"])
+def test_startup_and_clear_print_nothing_and_write_nothing(
+    plans, load_payload, run_hook, snapshot, project, source
+):
+    before = snapshot(project)
+
+    result = run_hook(load_payload("SessionStart.json", source=source))
+
+    assert result == (0, "", "")
+    assert snapshot(project) == before
+
+
+def test_no_plans_no_output(project, load_payload, run_hook):
+    assert run_hook(load_payload("SessionStart.compact.json")) == (0, "", "")
+    assert not (project / ".ctxward").exists()
+
+
+def test_missing_payload_is_distilled_first(plans, load_payload, run_hook):
+    assert not (plans / "one" / ".compaction-payload.md").exists()
+
+    code, out, _ = run_hook(load_payload("SessionStart.compact.json"))
+
+    assert code == 0
+    for slug in ("one", "two"):
+        payload = (plans / slug / ".compaction-payload.md").read_text(encoding="utf-8")
+        digest = hashlib.sha256((plans / slug / "invariants.md").read_bytes()).hexdigest()
+        assert f"sha256={digest} " in payload.splitlines()[0]
+    assert RULES_A[0] in context_of(out)
+
+
+def test_stale_payload_is_redistilled_before_injection(
+    plans, make_skill, activate_skill, load_payload, run_hook
+):
+    run_hook(load_payload("PreCompact.json"))  # payloads now fresh
+    make_skill("alpha", ["alpha: the rule as changed after distillation"])
+    activate_skill("alpha", "one")  # invariants.md changes; the payload is now stale
+
+    code, out, _ = run_hook(load_payload("SessionStart.compact.json"))
+
+    context = context_of(out)
+    assert code == 0
+    assert "- alpha: the rule as changed after distillation\n" in context
+    assert RULES_A[0] not in context
+    payload = (plans / "one" / ".compaction-payload.md").read_text(encoding="utf-8")
+    assert parse_sections(payload)[0].rules == ("alpha: the rule as changed after distillation",)
+
+
+def test_a_hand_edited_payload_with_a_stale_digest_is_not_trusted(plans, load_payload, run_hook):
+    run_hook(load_payload("PreCompact.json"))
+    payload = plans / "one" / ".compaction-payload.md"
+    payload.write_text(
+        payload.read_text(encoding="utf-8")
+        .replace(RULES_A[0], "forged rule")
+        .replace("sha256=", "sha256=0"),
+        encoding="utf-8",
+    )
+
+    context = context_of(run_hook(load_payload("SessionStart.compact.json"))[1])
+
+    assert "forged rule" not in context
+    assert f"- {RULES_A[0]}\n" in context
+
+
+@pytest.mark.parametrize(
+    "count, length",
+    [(300, 60), (120, 200), (5, 4_000), (1, 12_000), (2_000, 20)],
+)
+def test_many_or_long_rules_are_offloaded_and_the_preview_names_the_file(
+    project, make_skill, activate_skill, load_payload, run_hook, count, length
+):
+    rules = [f"rule {i:04d} " + "x" * length for i in range(count)]
+    make_skill("big", rules)
+    activate_skill("big", "big")
+
+    code, out, _ = run_hook(load_payload("SessionStart.compact.json"))
+
+    assert code == 0
+    context = context_of(out)
+    assert len(context) < HOST_CAP
+    assert context.startswith(HEADER)
+    found = re.search(r"(\.ctxward/offload/([0-9a-f]{64})\.md) \(sha256 ([0-9a-f]{64})\)", context)
+    assert found, context[-800:]
+    offloaded = (project / found.group(1)).read_bytes()
+    assert hashlib.sha256(offloaded).hexdigest() == found.group(2) == found.group(3)
+    text = offloaded.decode("utf-8")
+    assert text.startswith(HEADER)
+    assert all(f"\n- {rule}\n" in text for rule in rules)
+    assert f"({count} rules in 1 plan(s), {len(offloaded)} bytes)" in context
+    shown = [rule for rule in rules if f"\n- {rule}\n" in context]
+    assert shown == rules[: len(shown)]  # whole rules, in order
+    if len(shown) < count:
+        assert f"[Shown above: {len(shown)} of {count} rules.]" in context
+
+
+def test_offload_is_idempotent(project, make_skill, activate_skill, load_payload, run_hook):
+    make_skill("big", [f"rule {i:03d} " + "y" * 80 for i in range(300)])
+    activate_skill("big", "big")
+
+    first = run_hook(load_payload("SessionStart.compact.json"))
+    stored = sorted((project / ".ctxward" / "offload").iterdir())
+    stat = stored[0].stat()
+    second = run_hook(load_payload("SessionStart.compact.json"))
+
+    assert first == second
+    assert sorted((project / ".ctxward" / "offload").iterdir()) == stored
+    assert (stored[0].stat().st_ino, stored[0].stat().st_mtime_ns) == (
+        stat.st_ino,
+        stat.st_mtime_ns,
+    )
+
+
+def test_a_lowered_injection_limit_from_config_is_honoured(
+    project, make_skill, activate_skill, load_payload, run_hook
+):
+    make_skill("big", [f"rule {i:03d} " + "z" * 50 for i in range(60)])
+    activate_skill("big", "big")
+    (project / ".ctxward").mkdir(exist_ok=True)
+    (project / ".ctxward" / "config.yaml").write_text("injection:\n  limit_chars: 1500\n")
+
+    context = context_of(run_hook(load_payload("SessionStart.compact.json"))[1])
+
+    assert len(context) <= 1_500
+    assert ".ctxward/offload/" in context

@@ -1,0 +1,276 @@
+"""Subprocess tests of the real entry points: hooks/*.py, `ctxward-hook`, and the hot path."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+HOOKS = REPO / "hooks"
+LIB = REPO / "lib"
+SCRIPTS = sorted(HOOKS.glob("*.py"))
+HEAVY = ["click", "jinja2", "watchdog", "yaml"]
+# hooks/pre_tool_use.py fails closed on unreadable input (see hookio's docstring; the guard's
+# tests cover it).
+FAIL_OPEN_SCRIPTS = [script for script in SCRIPTS if script.name != "pre_tool_use.py"]
+PINNED = {
+    "pre_compact.py": "PreCompact",
+    "session_start.py": "SessionStart",
+    "post_compact.py": "PostCompact",
+    "subagent_stop.py": "SubagentStop",
+    "pre_tool_use.py": "PreToolUse",
+}
+
+
+def hook_command() -> list[str]:
+    """The installed `ctxward-hook` console script (the code path settings.example.json uses)."""
+    script = Path(sys.executable).with_name("ctxward-hook")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "from ctxward.hookio import main; raise SystemExit(main())"]
+
+
+def entry(command: str, script: str) -> list[str]:
+    """hooks/<script> run by the interpreter, or `ctxward-hook` (which dispatches by itself)."""
+    return [sys.executable, str(HOOKS / script)] if command == "script" else hook_command()
+
+
+@pytest.fixture
+def run_process(project):
+    """Run a command with `payload` on stdin, CLAUDE_PROJECT_DIR set to the project."""
+
+    def run(command: list[str], payload: dict | bytes) -> subprocess.CompletedProcess[str]:
+        raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+        result = subprocess.run(
+            command, input=raw, capture_output=True, timeout=20, env=env, cwd=project
+        )
+        return subprocess.CompletedProcess(
+            result.args,
+            result.returncode,
+            result.stdout.decode("utf-8"),
+            result.stderr.decode("utf-8"),
+        )
+
+    return run
+
+
+@pytest.fixture
+def plan(project, make_skill, activate_skill):
+    make_skill("alpha", ["alpha: never push to main", "alpha: cite file:line"])
+    activate_skill("alpha", "fix")
+    return project / "docs" / "plans" / "fix"
+
+
+def test_there_is_a_script_per_event():
+    assert sorted(script.name for script in SCRIPTS) == sorted(PINNED)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_script_has_a_shebang_and_is_executable(script):
+    assert script.read_text(encoding="utf-8").startswith("#!/usr/bin/env python3\n")
+    assert os.access(script, os.X_OK)
+    assert f'run_script("{PINNED[script.name]}")' in script.read_text(encoding="utf-8")
+
+
+def one_line(err: str) -> str:
+    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
+    assert "Traceback" not in err
+    return err
+
+
+# --- each script with the payloads Claude Code sends ----------------------------------------
+
+
+@pytest.mark.parametrize("command", ["script", "ctxward-hook"])
+def test_pre_compact(plan, load_payload, run_process, command):
+    done = run_process(entry(command, "pre_compact.py"), load_payload("PreCompact.json"))
+
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("COMPACTION RESILIENCE:")
+    assert "  - alpha: never push to main\n" in done.stdout
+    assert (plan / ".compaction-payload.md").is_file()
+
+
+@pytest.mark.parametrize("fixture", ["SessionStart.compact.json", "SessionStart.resume.json"])
+@pytest.mark.parametrize("command", ["script", "ctxward-hook"])
+def test_session_start_injects(plan, load_payload, run_process, fixture, command):
+    done = run_process(entry(command, "session_start.py"), load_payload(fixture))
+
+    assert (done.returncode, done.stderr) == (0, "")
+    specific = json.loads(done.stdout)["hookSpecificOutput"]
+    assert specific["hookEventName"] == "SessionStart"
+    assert "- alpha: never push to main\n" in specific["additionalContext"]
+    assert (plan / ".compaction-payload.md").is_file()
+
+
+def test_session_start_on_startup_says_nothing(plan, load_payload, run_process):
+    done = run_process(
+        [sys.executable, str(HOOKS / "session_start.py")], load_payload("SessionStart.json")
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("command", ["script", "ctxward-hook"])
+def test_post_compact_writes_a_report_and_prints_nothing(
+    plan, project, load_payload, run_process, command
+):
+    done = run_process(entry(command, "post_compact.py"), load_payload("PostCompact.json"))
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    (report,) = (project / ".ctxward" / "compactions").iterdir()
+    assert len(json.loads(report.read_text(encoding="utf-8"))["missing"]) == 2
+
+
+@pytest.mark.parametrize("fixture", ["SubagentStop.json", "SubagentStop.compaction.json"])
+def test_subagent_stop(plan, load_payload, run_process, fixture):
+    done = run_process([sys.executable, str(HOOKS / "subagent_stop.py")], load_payload(fixture))
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("command", ["script", "ctxward-hook"])
+def test_pre_tool_use_for_another_tool_says_nothing(load_payload, run_process, command):
+    payload = load_payload("PreToolUse.json", tool_name="Bash", tool_input={"command": "ls"})
+
+    done = run_process(entry(command, "pre_tool_use.py"), payload)
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+# --- bad input and bugs: exit 1, one stderr line, empty stdout --------------------------------
+
+
+# Each fail-open script gets one kind of garbage (every kind and every script is covered once
+# in a real process; test_hookio.py runs every kind through every event in-process).
+GARBAGE = [b"{not json", b"\xff\xfe\x00", b"", b'["a", "JSON", "array"]']
+
+
+@pytest.mark.parametrize(
+    "script, raw",
+    list(zip(FAIL_OPEN_SCRIPTS, itertools.cycle(GARBAGE))),
+    ids=[script.name for script in FAIL_OPEN_SCRIPTS],
+)
+def test_script_given_garbage_exits_1(project, run_process, script, raw):
+    done = run_process([sys.executable, str(script)], raw)
+
+    assert (done.returncode, done.stdout) == (1, "")
+    assert one_line(done.stderr).startswith("ctxward: ")
+    assert not (project / ".ctxward").exists()
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_script_refuses_another_events_payload(load_payload, run_process, script):
+    other = (
+        "SessionStart.compact.json" if PINNED[script.name] != "SessionStart" else "PreCompact.json"
+    )
+
+    done = run_process([sys.executable, str(script)], load_payload(other))
+
+    assert (done.returncode, done.stdout) == (1, "")
+    assert f"this hook handles {PINNED[script.name]}" in one_line(done.stderr)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'"PreCompact"', b"", b'{"hook_event_name": "Stop"}'],
+    ids=["string", "empty", "unknown-event"],
+)
+def test_ctxward_hook_given_garbage_exits_1(run_process, raw):
+    done = run_process(hook_command(), raw)
+
+    assert (done.returncode, done.stdout) == (1, "")
+    assert one_line(done.stderr).startswith("ctxward: ")
+
+
+_BROKEN_HANDLER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import ctxward.events.pre_compact as module
+def handle(event):
+    raise KeyError("x")
+module.handle = handle
+from ctxward.hookio import main
+raise SystemExit(main())
+"""
+
+
+def test_internal_error_in_a_real_process(plan, project, load_payload, run_process):
+    done = run_process(
+        [sys.executable, "-c", _BROKEN_HANDLER, str(LIB)], load_payload("PreCompact.json")
+    )
+
+    assert (done.returncode, done.stdout) == (1, "")
+    line = one_line(done.stderr)
+    assert line.startswith("ctxward: internal error in PreCompact: KeyError: 'x' (details: ")
+    logged = line.rsplit("(details: ", 1)[1].rstrip(")\n")
+    assert logged.startswith(".ctxward/log/")
+    assert "Traceback" in (project / logged).read_text(encoding="utf-8")
+
+
+# --- the hot path imports nothing heavy -------------------------------------------------------
+
+_IMPORTS = f"""
+import json, runpy, sys
+target, report = sys.argv[1], sys.argv[2]
+sys.argv = [target]
+try:
+    if target == "ctxward-hook":
+        sys.path.insert(0, {str(LIB)!r})
+        from ctxward.hookio import main
+        code = main()
+    else:
+        runpy.run_path(target, run_name="__main__")
+        code = None
+except SystemExit as exit:
+    code = exit.code
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {set(HEAVY)!r})
+with open(report, "w") as handle:
+    json.dump({{"code": code, "heavy": heavy}}, handle)
+"""
+
+
+@pytest.mark.parametrize(
+    "target, fixture, overrides",
+    [
+        (
+            str(HOOKS / "pre_tool_use.py"),
+            "PreToolUse.json",
+            {"tool_name": "Bash", "tool_input": {"command": "ls"}},
+        ),
+        ("ctxward-hook", "PreToolUse.json", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+        (str(HOOKS / "pre_compact.py"), "PreCompact.json", {}),
+        ("ctxward-hook", "PreCompact.auto.json", {}),
+        ("ctxward-hook", "SessionStart.json", {}),
+    ],
+    ids=["pre-tool-use-bash", "hook-bash", "pre-compact-no-plans", "hook-no-plans", "startup"],
+)
+def test_no_op_paths_import_no_heavy_module(
+    project, tmp_path, load_payload, run_process, target, fixture, overrides
+):
+    report = tmp_path / "imports.json"
+
+    done = run_process(
+        [sys.executable, "-c", _IMPORTS, target, str(report)], load_payload(fixture, **overrides)
+    )
+
+    assert (done.stdout, done.stderr) == ("", "")
+    result = json.loads(report.read_text())
+    assert result == {"code": 0, "heavy": []}
+
+
+def test_the_import_probe_does_see_heavy_modules(plan, tmp_path, load_payload, run_process):
+    """The probe above is not blind: with a plan, PreCompact renders and imports jinja2."""
+    report = tmp_path / "imports.json"
+
+    run_process(
+        [sys.executable, "-c", _IMPORTS, str(HOOKS / "pre_compact.py"), str(report)],
+        load_payload("PreCompact.json"),
+    )
+
+    assert "jinja2" in json.loads(report.read_text())["heavy"]

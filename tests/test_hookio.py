@@ -1,0 +1,243 @@
+"""The host contract in-process: bad input -> exit 1 and one stderr line; bugs are logged."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import ctxward.events.pre_compact
+from ctxward import hookio
+from ctxward.events import HANDLERS, handler_for
+from ctxward.hookio import NOTHING, HookEvent, HookInputError, Outcome, render_outcome, run
+from ctxward.project import Project
+
+GARBAGE = {
+    "malformed-json": (b'{"hook_event_name": "PreCompact",', "not JSON"),
+    "json-array": (b'[{"hook_event_name": "PreCompact"}]', "JSON list, not an object"),
+    "json-string": (b'"PreCompact"', "JSON str, not an object"),
+    "json-null": (b"null", "JSON NoneType, not an object"),
+    "json-number": (b"42", "JSON int, not an object"),
+    "not-utf8": (b'{"hook_event_name": "Pre\xffCompact"}', "not UTF-8"),
+    "utf16": ('{"hook_event_name": "PreCompact"}'.encode("utf-16"), "not UTF-8"),
+    "empty": (b"", "no payload"),
+    "whitespace": (b" \n\t\n", "no payload"),
+    "no-event": (b'{"session_id": "s"}', "no 'hook_event_name'"),
+    "event-not-a-string": (b'{"hook_event_name": ["PreCompact"]}', "no 'hook_event_name'"),
+    "unknown-event": (b'{"hook_event_name": "UserPromptSubmit"}', "unknown hook event"),
+}
+
+
+def one_line(err: str) -> str:
+    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("case", sorted(GARBAGE))
+def test_garbage_on_stdin_is_exit_1_with_one_line(run_hook, project, case):
+    raw, problem = GARBAGE[case]
+
+    code, out, err = run_hook(raw)
+
+    assert (code, out) == (1, "")
+    assert one_line(err).startswith("ctxward: ")
+    assert problem in err
+    assert not (project / ".ctxward").exists()
+
+
+def test_captured_payload_of_an_unhandled_event(run_hook, load_payload):
+    code, out, err = run_hook(load_payload("UserPromptSubmit.json"))
+
+    assert (code, out) == (1, "")
+    assert "unknown hook event 'UserPromptSubmit'" in one_line(err)
+
+
+@pytest.mark.parametrize(
+    "pinned, fixture",
+    [
+        ("PreCompact", "SessionStart.compact.json"),
+        ("SessionStart", "PreCompact.json"),
+        ("PostCompact", "SubagentStop.json"),
+        ("SubagentStop", "PostCompact.json"),
+        ("PreToolUse", "SessionStart.json"),
+    ],
+)
+def test_pinned_run_refuses_another_events_payload(project, load_payload, pinned, fixture):
+    payload = load_payload(fixture)
+    out, err = io.StringIO(), io.StringIO()
+
+    code = run(
+        event_name=pinned,
+        stdin=io.BytesIO(json.dumps(payload).encode()),
+        stdout=out,
+        stderr=err,
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+    )
+
+    assert (code, out.getvalue()) == (1, "")
+    assert f"this hook handles {pinned}, but the payload is for {payload['hook_event_name']}" in (
+        one_line(err.getvalue())
+    )
+
+
+def test_oversized_payload_is_refused_before_parsing(run_hook, monkeypatch):
+    monkeypatch.setattr(hookio, "MAX_PAYLOAD_BYTES", 64)
+
+    code, out, err = run_hook({"hook_event_name": "PreCompact", "padding": "x" * 100})
+
+    assert (code, out) == (1, "")
+    assert "larger than 64 bytes" in one_line(err)
+
+
+def test_wrong_field_type_is_bad_input(run_hook, load_payload):
+    code, out, err = run_hook(load_payload("SessionStart.compact.json", source=7))
+
+    assert (code, out) == (1, "")
+    assert "SessionStart payload field 'source' is not a string" in one_line(err)
+
+
+def boom(event: HookEvent) -> Outcome:
+    raise RuntimeError("boom\nwith a second line")
+
+
+def test_internal_error_is_logged_and_reported_in_one_line(run_hook, project, load_payload):
+    code, out, err = run_hook(load_payload("PreCompact.json"), handler=boom)
+
+    assert (code, out) == (1, "")
+    line = one_line(err)
+    assert line.startswith("ctxward: internal error in PreCompact: RuntimeError: boom with a ")
+    logged = line.rsplit("(details: ", 1)[1].rstrip(")\n")
+    assert logged.startswith(".ctxward/log/") and logged.endswith("-PreCompact.log")
+    log = (project / logged).read_text(encoding="utf-8")
+    assert log.startswith("Traceback (most recent call last):")
+    assert "in boom" in log
+    assert "RuntimeError: boom\nwith a second line" in log
+
+
+def test_internal_error_through_dispatch(run_hook, project, load_payload, monkeypatch):
+    monkeypatch.setattr(ctxward.events.pre_compact, "handle", boom)
+
+    code, out, err = run_hook(load_payload("PreCompact.json"))
+
+    assert (code, out) == (1, "")
+    assert "internal error in PreCompact: RuntimeError" in one_line(err)
+    (log,) = (project / ".ctxward" / "log").iterdir()
+    assert "Traceback" in log.read_text(encoding="utf-8")
+
+
+def test_internal_error_when_the_log_cannot_be_written(tmp_path, load_payload):
+    root = tmp_path / "not-a-folder"
+    root.write_text("a file where the project should be")
+    raw = json.dumps(load_payload("PreCompact.json")).encode()
+
+    code, out, err = hookio.run_in_memory(raw, {"CLAUDE_PROJECT_DIR": str(root)}, boom)
+
+    assert (code, out) == (1, "")
+    assert "traceback not saved" in one_line(err)
+
+
+def test_expected_failure_is_exit_1_one_line(run_hook, project, load_payload):
+    folder = project / "docs" / "plans" / "p"
+    folder.mkdir(parents=True)
+    (folder / "invariants.md").write_bytes(b"## x\n### Rules\n- caf\xe9\n")
+
+    code, out, err = run_hook(load_payload("PreCompact.json"))
+
+    assert (code, out) == (1, "")
+    assert "invariants.md: not UTF-8" in one_line(err)
+
+
+@pytest.mark.parametrize("event", sorted(HANDLERS))
+def test_dispatch_table_names_a_handler_module_per_event(event):
+    handler = handler_for(event)
+    assert handler.__module__ == f"ctxward.events.{HANDLERS[event]}"
+    assert handler.__name__ == "handle"
+
+
+@pytest.mark.parametrize("event", sorted(HANDLERS))
+def test_dispatch_calls_the_handler_of_the_payloads_event(run_hook, monkeypatch, event):
+    seen = []
+    module = importlib.import_module(f"ctxward.events.{HANDLERS[event]}")
+    monkeypatch.setattr(module, "handle", lambda e: seen.append(e.name) or NOTHING)
+
+    assert run_hook({"hook_event_name": event}) == (0, "", "")
+    assert seen == [event]
+
+
+def test_event_carries_the_project_from_the_environment(project, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    raw = json.dumps({"hook_event_name": "PreCompact", "cwd": str(other)}).encode()
+
+    event = hookio.read_event(raw, {"CLAUDE_PROJECT_DIR": str(project)})
+
+    assert event.project == Project(project)
+    assert hookio.read_event(raw, {}).project == Project(other.resolve())
+
+
+def test_event_text_fields():
+    event = HookEvent(
+        "SessionStart", {"source": "compact", "none": None, "n": 1}, Project(Path("/nowhere"))
+    )
+    assert event.text("source") == "compact"
+    assert event.text("none") == event.text("absent") == ""
+    assert event.session_id == ""
+    with pytest.raises(HookInputError, match="'n' is not a string"):
+        event.text("n")
+
+
+# --- rendering an Outcome for Claude Code ----------------------------------------------------
+
+
+def test_nothing_renders_as_no_output():
+    assert render_outcome("PreCompact", NOTHING) == ""
+
+
+def test_plain_output_is_written_as_is():
+    assert render_outcome("PreCompact", Outcome(plain="keep these rules\n")) == "keep these rules\n"
+
+
+def test_context_renders_as_hook_specific_output():
+    rendered = render_outcome("SessionStart", Outcome(context="rules — é"))
+    assert rendered == (
+        '{"hookSpecificOutput": {"hookEventName": "SessionStart", '
+        '"additionalContext": "rules — é"}}\n'
+    )
+
+
+def test_pre_tool_use_decision_and_notice():
+    outcome = Outcome(decision="deny", reason="too big", notice="for the user")
+    assert json.loads(render_outcome("PreToolUse", outcome)) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "too big",
+        },
+        "systemMessage": "for the user",
+    }
+
+
+@pytest.mark.parametrize("event", ["PreCompact", "PostCompact"])
+def test_events_without_hook_specific_output_refuse_it(event):
+    with pytest.raises(ValueError, match="accepts no hookSpecificOutput"):
+        render_outcome(event, Outcome(context="x"))
+
+
+def test_run_writes_the_answer_and_returns_0(project, monkeypatch):
+    monkeypatch.setattr(
+        ctxward.events.pre_compact, "handle", lambda event: Outcome(plain="answer\n")
+    )
+    out = io.StringIO()
+
+    code = run(
+        stdin=io.BytesIO(b'{"hook_event_name": "PreCompact"}'),
+        stdout=out,
+        stderr=io.StringIO(),
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+    )
+
+    assert (code, out.getvalue()) == (0, "answer\n")

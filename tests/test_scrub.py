@@ -1,0 +1,786 @@
+"""Secret scrubbing: a labelled corpus of fake secrets, hard negatives, and properties.
+
+Every secret here is generated at test time from pieces (a prefix split in two, random
+characters), so no file in the repository holds a realistic-looking secret. The corpus measures
+what the issue asks for: recall ≥ 99 % with no 8-character fragment of a secret surviving, and at
+most 2 % of hard negatives changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxward import scrub as scrub_module
+from ctxward.scrub import SECRET_TYPES, classify_key, find, is_placeholder, redact, scrub
+
+ALNUM = string.ascii_letters + string.digits
+UPPER32 = string.ascii_uppercase + "234567"
+B64 = string.ascii_letters + string.digits + "+/"
+HEX = "0123456789abcdef"
+
+# Prefixes split in two so that no literal in this file looks like a real credential.
+GH = "gh"
+SK = "s" + "k-"
+PEM_RSA = "RSA PRI" + "VATE KEY"
+PEM_KEY = "PRI" + "VATE KEY"
+PEM_EC = "EC PRI" + "VATE KEY"
+PEM_ENC = "ENCRYPTED PRI" + "VATE KEY"
+PEM_SSH = "OPENSSH PRI" + "VATE KEY"
+
+
+class Fake:
+    """Fake secrets from one seeded generator."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def chars(self, n: int, alphabet: str = ALNUM) -> str:
+        while True:
+            value = "".join(self.rng.choice(alphabet) for _ in range(n))
+            # A real token is random; make sure ours is too (mixed classes, no long runs).
+            if alphabet != ALNUM or (
+                any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+            ):
+                return value
+
+    def uuid(self) -> str:
+        h = self.chars(32, HEX)
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    def pem(self, label: str, lines: int = 6) -> str:
+        body = "\n".join(self.chars(64, B64) for _ in range(lines)) + "\n" + self.chars(20, B64)
+        return f"-----BEGIN {label}-----\n{body}==\n-----END {label}-----"
+
+    def github(self, kind: str = "p") -> str:
+        return f"{GH}{kind}_{self.chars(36)}"
+
+    def github_pat(self) -> str:
+        return "git" + f"hub_pat_{self.chars(22)}_{self.chars(59)}"
+
+    def github_stateless(self) -> str:
+        return f"{GH}s_{self.rng.randint(10**6, 10**7)}_{self.jwt()}"
+
+    def openai(self) -> str:
+        return f"{SK}{self.chars(20)}T3Blbk" + f"FJ{self.chars(20)}"
+
+    def openai_project(self) -> str:
+        return (
+            f"{SK}proj-{self.chars(74, ALNUM + '_-')}T3Blbk" + f"FJ{self.chars(74, ALNUM + '_-')}"
+        )
+
+    def anthropic(self) -> str:
+        return f"{SK}ant-api03-{self.chars(93, ALNUM + '_-')}AA"
+
+    def jwt(self) -> str:
+        def b64(data: dict[str, object]) -> str:
+            raw = json.dumps(data, separators=(",", ":")).encode()
+            return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+        header = b64({"alg": "HS256", "typ": "JWT"})
+        payload = b64({"sub": self.chars(12), "exp": self.rng.randint(10**9, 2 * 10**9)})
+        return f"{header}.{payload}.{self.chars(43, ALNUM + '_-')}"
+
+    def aws_id(self, prefix: str = "AKIA") -> str:
+        return prefix[:2] + prefix[2:] + self.chars(16, UPPER32)
+
+    def aws_secret(self) -> str:
+        while True:
+            value = self.chars(40, B64)
+            if any(c.isupper() for c in value) and any(c.islower() for c in value):
+                return value
+
+    def google(self) -> str:
+        return "AI" + "za" + self.chars(35, ALNUM + "_-")
+
+    def slack(self, kind: str = "b") -> str:
+        team, bot = self.rng.randint(10**10, 10**11), self.rng.randint(10**12, 10**13)
+        return f"xo{'x'}{kind}-{team}-{bot}-{self.chars(24)}"
+
+    def slack_app(self) -> str:
+        number = self.rng.randint(10**12, 10**13)
+        return f"xa{'pp'}-1-A{self.chars(10, UPPER32)}-{number}-{self.chars(64, HEX)}"
+
+    def slack_webhook_path(self) -> str:
+        return f"services/T{self.chars(8, UPPER32)}/B{self.chars(10, UPPER32)}/{self.chars(24)}"
+
+    def heroku_v2(self) -> str:
+        return "HR" + "KU-AA" + self.chars(58, ALNUM + "_-")
+
+    def password(self) -> str:
+        return self.chars(10) + self.rng.choice("!#%^+=") + self.chars(5)
+
+    def token(self, n: int = 32) -> str:
+        return self.chars(n)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    doc: str
+    secrets: tuple[str, ...]
+    kind: str  # the expected redaction type of the first secret
+
+
+def positives(fake: Fake) -> list[Case]:
+    f = fake
+    cases: list[Case] = []
+
+    def add(name: str, kind: str, doc: str, *secrets: str) -> None:
+        cases.append(Case(name, doc, secrets, kind))
+
+    # -- private keys and certificates
+    k = f.pem(PEM_SSH)
+    add("ssh key file", "ssh_private_key", f"$ cat ~/.ssh/id_ed25519\n{k}\n$ ", k)
+    k = f.pem(PEM_RSA)
+    add("rsa key in log", "private_key", f"2026-07-01 DEBUG loaded key:\n{k}\nINFO ready", k)
+    k = f.pem(PEM_EC)
+    indented = k.replace("\n", "\n    ")
+    add("ec key in yaml block", "private_key", f"tls:\n  key: |\n    {indented}", indented)
+    k = f.pem(PEM_KEY)
+    add(
+        "pkcs8 key in service-account json",
+        "private_key",
+        json.dumps(
+            {"type": "service_account", "private_key_id": f.chars(40, HEX), "private_key": k}
+        ),
+        json.dumps(k)[1:-1],
+    )
+    k = f.pem(PEM_ENC)
+    add("encrypted pkcs8", "private_key", f"key.pem:\n{k}\n", k)
+    body = "\n".join(f.chars(64, B64) for _ in range(4))
+    iv = f.chars(32, HEX.upper())
+    k = (
+        f"-----BEGIN {PEM_RSA}-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,{iv}\n\n"
+        f"{body}\n-----END {PEM_RSA}-----"
+    )
+    add("legacy encrypted rsa", "private_key", k, k)
+    truncated = f"-----BEGIN {PEM_RSA}-----\n" + "\n".join(f.chars(64, B64) for _ in range(5))
+    add(
+        "truncated key (no END line)",
+        "private_key",
+        f"```\n{truncated}\n```\n(output cut)",
+        truncated,
+    )
+    c = f.pem("CERTIFICATE", 8)
+    add("certificate", "certificate", f"server.crt:\n{c}\n", c)
+    pgp = f.pem("PGP PRI" + "VATE KEY BLOCK")
+    add("pgp private key", "private_key", f"gpg --export-secret-keys -a:\n{pgp}\n", pgp)
+    key_lines = [f.chars(64, B64) for _ in range(3)]
+    putty = (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: dev\n"
+        f"Public-Lines: 2\n{f.chars(64, B64)}\n{f.chars(20, B64)}\n"
+        f"Private-Lines: 3\n{key_lines[0]}\n{key_lines[1]}\n{key_lines[2]}\n"
+        f"Private-MAC: {f.chars(64, HEX)}"
+    )
+    add("putty key", "ssh_private_key", putty, *key_lines)
+
+    # -- bearer, jwt
+    t = f.token(40)
+    add(
+        "bearer in curl", "bearer_token", f"curl -H 'Authorization: Bearer {t}' https://api.x/v1", t
+    )
+    t = f.token(48) + "=="
+    add(
+        "bearer in http dump",
+        "bearer_token",
+        f"GET /v1/me HTTP/1.1\nHost: api\nauthorization: bearer {t}\n",
+        t,
+    )
+    j = f.jwt()
+    add("jwt in cookie", "jwt", f"Set-Cookie: session={j}; Path=/; HttpOnly", j)
+    j = f.jwt()
+    add("jwt as bearer", "jwt", json.dumps({"headers": {"Authorization": f"Bearer {j}"}}), j)
+    j = f.jwt()
+    add("jwt in url", "jwt", f"GET https://app.example.com/callback?id_token={j}&state=1", j)
+
+    # -- github
+    for kind in "pousr":
+        t = f.github(kind)
+        add(f"github {kind}", "github_token", f"remote: using token {t} for push", t)
+    t = f.github()
+    add("github token env", "github_token", f"GITHUB_TOKEN={t}\nCI=true", t)
+    t = f.github_pat()
+    add("github fine-grained pat", "github_token", f'{{"token": "{t}"}}', t)
+    t = f.github_stateless()
+    add("github stateless installation token", "github_token", f"token: {t}\n", t)
+    t = f.github("s")
+    add(
+        "github token in clone url",
+        "github_token",
+        f"git clone https://x-access-token:{t}@github.com/o/r.git",
+        t,
+    )
+
+    # -- openai / anthropic
+    t = f.openai()
+    add("openai legacy", "openai_key", f"export OPENAI_API_KEY={t}", t)
+    t = f.openai_project()
+    add("openai project key", "openai_key", f'client = OpenAI(api_key="{t}")', t)
+    t = f.anthropic()
+    add("anthropic key", "anthropic_key", f"ANTHROPIC_API_KEY={t}\n", t)
+    t = f.anthropic()
+    add("anthropic key in json", "anthropic_key", json.dumps({"env": {"ANTHROPIC_API_KEY": t}}), t)
+
+    # -- generic assignments
+    t = f.token()
+    add("api_key env", "api_key", f"API_KEY={t}\nDEBUG=false", t)
+    t = f.token()
+    add("api_key yaml", "api_key", f"service:\n  api_key: {t}\n  timeout: 30", t)
+    t = f.token()
+    add("apiKey json", "api_key", json.dumps({"apiKey": t, "region": "eu"}), t)
+    t = f.token()
+    add("x-api-key header", "api_key", f"X-Api-Key: {t}\nAccept: */*", t)
+    t = f.token()
+    add("ini secret", "secret", f"[oauth]\nclient_id = app\nclient_secret = {t}\n", t)
+    t = f.token(24)
+    add("toml token", "token", f'[registry]\ntoken = "{t}"\n', t)
+    t = f.token()
+    add("cli flag", "token", f"$ deploy --token {t} --env prod", t)
+    t = f.token()
+    add("cli flag equals", "api_key", f"tool --api-key={t} run", t)
+    p = f.password()
+    add("password yaml", "password", f"db:\n  user: app\n  password: {p}\n", p)
+    p = f.password()
+    add("password json", "password", json.dumps({"username": "app", "password": p}), p)
+    p = f.password()
+    add("password docker-compose", "password", f"environment:\n  - POSTGRES_PASSWORD={p}\n", p)
+    p = f.password()
+    add("password libpq", "password", f'psql "host=db user=app password={p} dbname=x"', p)
+    p = f.password()
+    add(
+        "password jdbc param",
+        "password",
+        f"jdbc:postgresql://db:5432/app?user=app&password={p}&ssl=true",
+        p,
+    )
+    p = f.password()
+    add("password xml", "password", f"<config><password>{p}</password></config>", p)
+    p = f.password()
+    add("password annotated default", "password", f'def connect(password: str = "{p}") -> None:', p)
+    p = f.password()
+    add("password cli", "password", f"mysqladmin --password={p} status", p)
+    p = f.chars(14)
+    add("PGPASSWORD", "password", f"PGPASSWORD={p} psql -h db", p)
+    p = f.password()
+    add(
+        "escaped json in transcript",
+        "password",
+        json.dumps({"tool_input": json.dumps({"password": p})}),
+        p,
+    )
+    words = " ".join(f.chars(6, string.ascii_lowercase) for _ in range(4))
+    add("passphrase with spaces", "password", f'{{"passphrase": "{words}"}}', words)
+    p = f.password().replace("#", "x")
+    add("curl -u", "basic_auth", f"curl -u deploy:{p} https://ci.example.com/api", p)
+    p = f.password()
+    add("netrc", "password", f"machine api.example.com login me@example.com password {p}\n", p)
+    user_pass = base64.b64encode(f"ci:{f.password()}".encode()).decode()
+    add(
+        "docker config auth",
+        "token",
+        json.dumps({"auths": {"registry.example.com": {"auth": user_pass}}}),
+        user_pass,
+    )
+    t = f.token(40)
+    add("secret_key_base", "secret", f"production:\n  secret_key_base: {t}\n", t)
+
+    # -- aws
+    i, s = f.aws_id(), f.aws_secret()
+    add(
+        "aws credentials file",
+        "aws_access_key_id",
+        f"[default]\naws_access_key_id = {i}\naws_secret_access_key = {s}\nregion = eu-west-1",
+        i,
+        s,
+    )
+    i, s, tok = f.aws_id("ASIA"), f.aws_secret(), f.token(120)
+    add(
+        "aws sts json",
+        "aws_access_key_id",
+        json.dumps({"Credentials": {"AccessKeyId": i, "SecretAccessKey": s, "SessionToken": tok}}),
+        i,
+        s,
+        tok,
+    )
+    i, s = f.aws_id(), f.aws_secret()
+    add(
+        "aws credentials csv",
+        "aws_access_key_id",
+        f"User name,Access key ID,Secret access key\nci,{i},{s}\n",
+        i,
+        s,
+    )
+    s = f.aws_secret()
+    add("aws secret env export", "aws_secret_access_key", f"export AWS_SECRET_ACCESS_KEY={s}", s)
+
+    # -- google, slack, heroku
+    g = f.google()
+    add("google api key in js", "google_api_key", f'const firebaseConfig = {{ apiKey: "{g}" }};', g)
+    g = f.google()
+    add(
+        "google api key in url",
+        "google_api_key",
+        f"https://maps.googleapis.com/maps/api/geocode/json?key={g}",
+        g,
+    )
+    for kind in "bpa":
+        t = f.slack(kind)
+        add(f"slack xox{kind}", "slack_token", f"SLACK_TOKEN={t}", t)
+    t = f.slack_app()
+    add("slack app token", "slack_token", f"app_token: {t}", t)
+    w = f.slack_webhook_path()
+    add("slack webhook", "slack_webhook", f"curl -X POST https://hooks.slack.com/{w} -d '{{}}'", w)
+    u = f.uuid()
+    add("heroku api key", "heroku_api_key", f"HEROKU_API_KEY={u}\n", u)
+    u = f.uuid()
+    add("heroku key json", "heroku_api_key", json.dumps({"heroku_token": u}), u)
+    t = f.heroku_v2()
+    add("heroku v2 token", "heroku_api_key", f"heroku auth:token\n{t}\n", t)
+
+    # -- connection strings
+    p = f.password().replace("#", "x")
+    add("postgres url", "postgres_url", f"DATABASE_URL=postgres://app:{p}@db.internal:5432/app", p)
+    p = f.chars(20)
+    add(
+        "sqlalchemy url",
+        "postgres_url",
+        f'engine = create_engine("postgresql+psycopg2://app:{p}@db/app")',
+        p,
+    )
+    p = f.chars(20)
+    add("mysql url", "mysql_url", f"mysql://root:{p}@127.0.0.1:3306/shop", p)
+    p = f.chars(24)
+    add("redis url empty user", "redis_url", f"REDIS_URL=redis://:{p}@cache:6379/0", p)
+    p = f.chars(24)
+    add("rediss url", "redis_url", f"url: rediss://default:{p}@eu1.upstash.io:6379", p)
+    p = f.chars(24)
+    add("mongodb srv", "mongodb_url", f"mongodb+srv://admin:{p}@cluster0.ab1cd.mongodb.net/db", p)
+    p = f.chars(16)
+    add("amqp url", "url_password", f"broker_url = 'amqp://guest:{p}@rabbit:5672//'", p)
+
+    # -- export statements
+    t = f.token()
+    add("export secret", "env_export", f"export STRIPE_SECRET={t}\n", t)
+    p = f.password()
+    add("export password quoted", "env_export", f"export DB_PASS='{p}'\n", p)
+    t = f.token()
+    add("powershell env", "env_export", f'$env:SERVICE_TOKEN = "{t}"', t)
+    return cases
+
+
+WRAPPERS: dict[str, Callable[[str], str]] = {
+    "plain": lambda doc: doc,
+    "log": lambda doc: (
+        f"2026-07-01T12:00:00Z INFO worker started\n{doc}\n2026-07-01T12:00:01Z INFO done\n"
+    ),
+    "markdown": lambda doc: f"Here is the output:\n\n```\n{doc}\n```\n\nLet me know.",
+    "transcript": lambda doc: json.dumps(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result", "content": doc}]},
+        }
+    ),
+}
+
+
+def _escaped(wrapper: str, secret: str) -> str:
+    return json.dumps(secret)[1:-1] if wrapper == "transcript" else secret
+
+
+def _fragments(secret: str, rest_of_doc: str) -> set[str]:
+    """Every 8-character window of each line of `secret` that the document has nowhere else."""
+    windows = set()
+    for line in secret.splitlines():
+        for i in range(len(line) - 7):
+            window = line[i : i + 8]
+            if window not in rest_of_doc:
+                windows.add(window)
+    return windows
+
+
+def _measure(cases: list[Case]) -> tuple[int, int, list[str]]:
+    found = total = 0
+    misses: list[str] = []
+    for case in cases:
+        for wrapper, wrap in WRAPPERS.items():
+            doc = wrap(case.doc)
+            out, _ = scrub(doc)
+            for secret in case.secrets:
+                escaped = _escaped(wrapper, secret)
+                assert escaped in doc, (case.name, wrapper)
+                total += 1
+                leaked = [w for w in _fragments(escaped, doc.replace(escaped, "")) if w in out]
+                if leaked:
+                    misses.append(
+                        f"{case.name} [{wrapper}]: {leaked[0]!r} survived in {out[:300]!r}"
+                    )
+                else:
+                    found += 1
+    return found, total, misses
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_recall_on_the_corpus(seed: int) -> None:
+    found, total, misses = _measure(positives(Fake(seed)))
+    assert total > 300
+    assert found / total >= 0.99, "\n".join(misses)
+
+
+def test_every_secret_type_has_a_positive_case() -> None:
+    kinds = {case.kind for case in positives(Fake(0))}
+    missing = set(SECRET_TYPES) - kinds - {"basic_auth"}
+    assert not missing
+    assert basic_auth_case()[1] == "basic_auth"
+
+
+def basic_auth_case() -> tuple[str, str]:
+    creds = base64.b64encode(f"deploy:{Fake(9).password()}".encode()).decode()
+    doc = f"Authorization: Basic {creds}"
+    return doc, find(doc)[0]["type"]
+
+
+@pytest.mark.parametrize("case", positives(Fake(7)), ids=lambda c: c.name)
+def test_each_positive_is_typed(case: Case) -> None:
+    out, redactions = scrub(case.doc)
+    assert redactions, case.doc
+    by_position = {r["position"]: r["type"] for r in redactions}
+    first = case.secrets[0]
+    start = case.doc.index(first)
+    types = [kind for (s, e), kind in by_position.items() if s <= start < e]
+    assert types == [case.kind], (case.doc, redactions)
+    assert f"[REDACTED:{case.kind}]" in out
+
+
+def hard_negatives(fake: Fake) -> list[str]:
+    f = fake
+    sha = f.chars(40, HEX)
+    uuid = f.uuid()
+    image = base64.b64encode(bytes(f.rng.randrange(256) for _ in range(600))).decode()
+    pub = f.chars(200, B64)
+    example_jwt = ".".join(
+        [
+            base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("="),
+            base64.urlsafe_b64encode(b'{"sub":"1234567890","name":"John Doe","iat":1516239022}')
+            .decode()
+            .rstrip("="),
+            f.chars(43, ALNUM + "_-"),
+        ]
+    )
+    return [
+        # placeholders and masks
+        "api_key: <your-api-key>",
+        "OPENAI_API_KEY=<your-openai-key>",
+        "export API_KEY=${API_KEY}",
+        "export GITHUB_TOKEN=$GITHUB_TOKEN",
+        "password: ********",
+        "password: changeme",
+        "db_password = 'changeme'",
+        'token: "{{ secrets.DEPLOY_TOKEN }}"',
+        "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+        'export OPENAI_API_KEY="sk-..."',
+        f"Using key {SK}proj-****gH3k from the keychain",
+        f"token {GH}o_**** expired",
+        "api_key = [REDACTED]",
+        f"{GH}p_" + "x" * 36,
+        f"{SK}" + "x" * 48,
+        "aws_access_key_id = AKIA" + "IOSFODNN7" + "EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY",
+        "DATABASE_URL=postgres://user:password@localhost:5432/app",
+        "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
+        "REDIS_URL=redis://localhost:6379/0",
+        "mysql://root@localhost/shop",
+        f"The sample token from the docs: {example_jwt}",
+        "Authorization: Bearer <token>",
+        "Authorization: Bearer $TOKEN",
+        'WWW-Authenticate: Bearer realm="api", error="invalid_token"',
+        "Use the Bearer authentication scheme for every request.",
+        "SLACK_BOT_TOKEN=xo" + "xb-your-token",
+        "password: str",
+        "password: Optional[str] = None",
+        "def login(username: str, password: str) -> Token:",
+        'password = os.environ["DB_PASSWORD"]',
+        'token = request.headers.get("Authorization")',
+        "api_key = settings.OPENAI_API_KEY",
+        "secret = generate_secret()",
+        "token = tokens[0]",
+        "if password == confirm_password:",
+        "self.password = password",
+        "password=None,",
+        "user = User(email=email, password=hashed_password)",
+        "const token = await getToken();",
+        "api_key: str = Field(..., description='The API key')",
+        "password: !vault |",
+        "password: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]",
+        # descriptive keys, counts
+        "max_tokens: 4096",
+        '{"token_count": 1532, "input_tokens": 100, "output_tokens": 42}',
+        "secret_name: prod-database",
+        "token_url: https://oauth2.googleapis.com/token",
+        f"password_hash = {f.chars(60, B64)}",
+        "forgot_password: true",
+        "password_min_length: 12",
+        "key = cache_key(user.id)",
+        "for key, value in mapping.items():",
+        "| keyboard | us |",
+        "tokenizer: cl100k_base",
+        "primary_key: id",
+        "public_key: ~/.ssh/id_ed25519.pub",
+        # hashes, ids, images, public material
+        f"commit {sha}\nAuthor: Dev <dev@example.com>",
+        f"$ git rev-parse HEAD\n{sha}",
+        f"sha256:{f.chars(64, HEX)}",
+        f'"integrity": "sha512-{f.chars(86, B64)}=="',
+        f"{f.chars(32, HEX)}  dist/app.tar.gz",
+        f"request_id={uuid} status=200",
+        f'{{"id": "{uuid}", "object": "response"}}',
+        f"metadata:\n  uid: {uuid}",
+        f"Idempotency-Key: {uuid}",
+        f"HEROKU_APP_ID={uuid}",
+        f"data:image/png;base64,{image}",
+        f'<img src="data:image/jpeg;base64,{image}">',
+        f"ssh-rsa AAAAB3NzaC1yc2E{pub} dev@laptop",
+        f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5{f.chars(43, B64)} ci",
+        f"-----BEGIN PUBLIC KEY-----\n{pub[:64]}\n{pub[64:128]}\n-----END PUBLIC KEY-----",
+        f"Fingerprint: SHA256:{f.chars(43, B64)}",
+        # prose and logs with the key words
+        "The author reindexed the auth tables; pass the key to the compass service.",
+        "tests/test_auth.py::test_token_refresh PASSED [ 42%]",
+        "Tokens used: 1234 (input 1000, output 234)",
+        "token_usage={'input_tokens': 100, 'output_tokens': 5}",
+        "KeyError: 'token'",
+        "https://github.com/org/repo/commit/" + sha,
+        "http://localhost:8080/api/v1/users?page=2",
+        "ssh://git@github.com:22/org/repo.git",
+        "https://user@host.example.com/path",
+        "The password must be at least 12 characters.",
+        '{"password": "Enter your password", "password_hint": "At least 12 characters"}',
+        "curl -u $USER:$TOKEN https://api.example.com",
+        "ps -u root:root",
+        "Set the API key in your environment before running the tool.",
+        "risk-management-framework-v2-final-draft-2026",
+        "task-1234567890-abcdefghijklmnop",
+    ]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_hard_negatives_stay_byte_identical(seed: int) -> None:
+    negatives = hard_negatives(Fake(seed))
+    changed = [(doc, find(doc)) for doc in negatives if redact(doc) != doc]
+    assert len(negatives) >= 80
+    assert len(changed) / len(negatives) <= 0.02, changed
+
+
+def test_hard_negatives_none_changed() -> None:
+    """Stricter than the 2 % target on our own corpus: every hard negative is untouched."""
+    for doc in hard_negatives(Fake(11)):
+        assert redact(doc) == doc, find(doc)
+
+
+# -- specific behaviour ------------------------------------------------------------------------
+
+
+def test_replacement_keeps_the_type_visible() -> None:
+    token = Fake(1).github()
+    out, redactions = scrub(f"token={token}")
+    assert out == "token=[REDACTED:github_token]"
+    assert redactions == [
+        {
+            "type": "github_token",
+            "position": (6, 6 + len(token)),
+            "replacement": "[REDACTED:github_token]",
+        }
+    ]
+
+
+def test_positions_refer_to_the_input() -> None:
+    f = Fake(2)
+    doc = f"a={f.github()} b\npassword: {f.password()}\nurl=postgres://u:{f.chars(12)}@h/db"
+    out, redactions = scrub(doc)
+    rebuilt, cursor = [], 0
+    for r in redactions:
+        start, end = r["position"]
+        rebuilt += [doc[cursor:start], r["replacement"]]
+        cursor = end
+    assert "".join([*rebuilt, doc[cursor:]]) == out
+    assert [r["type"] for r in redactions] == ["github_token", "password", "postgres_url"]
+
+
+def test_scrub_is_idempotent_on_the_corpus() -> None:
+    for case in positives(Fake(5)):
+        once = redact(case.doc)
+        assert redact(once) == once, case.name
+
+
+def test_non_ascii_text_keeps_positions() -> None:
+    token = Fake(3).github()
+    doc = f"İstanbul — ünïcödé ✓ {token} end"
+    out, redactions = scrub(doc)
+    (r,) = redactions
+    assert doc[r["position"][0] : r["position"][1]] == token
+    assert out == "İstanbul — ünïcödé ✓ [REDACTED:github_token] end"
+
+
+def test_secret_inside_a_longer_word_is_not_a_token() -> None:
+    body = Fake(4).chars(36)
+    assert redact(f"xgh{'p'}_{body}") == f"xgh{'p'}_{body}"
+
+
+def test_overlapping_rules_merge_into_the_most_specific_type() -> None:
+    token = Fake(5).github()
+    out, redactions = scrub(f'{{"api_key": "{token}"}}')
+    assert [r["type"] for r in redactions] == ["github_token"]
+    assert token not in out
+
+
+def test_empty_and_clean_text() -> None:
+    assert scrub("") == ("", [])
+    assert scrub("nothing to see here\n") == ("nothing to see here\n", [])
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("DB_PASSWORD", "password"),
+        ("dbPassword", "password"),
+        ("pgpassword", "password"),
+        ("apiKey", "api_key"),
+        ("x-api-key", "api_key"),
+        ("API_KEY", "api_key"),
+        ("client_secret", "secret"),
+        ("GITHUB_TOKEN", "token"),
+        ("accessToken", "token"),
+        ("aws_secret_access_key", "aws_secret_access_key"),
+        ("SecretAccessKey", "aws_secret_access_key"),
+        ("signing_key", "secret"),
+        ("max_tokens", None),
+        ("token_count", None),
+        ("secret_name", None),
+        ("password_hash", None),
+        ("keyboard", None),
+        ("monkey", None),
+        ("primary_key", None),
+        ("token_url", None),
+        ("compass", None),
+        ("tokenizer", None),
+        ("is_secret", None),
+    ],
+)
+def test_classify_key(name: str, kind: str | None) -> None:
+    assert classify_key(name) == kind
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["<your-key>", "${TOKEN}", "********", "changeme", "xxxxxxxxxxxx", "12345678", "[REDACTED:x]"],
+)
+def test_placeholders(value: str) -> None:
+    assert is_placeholder(value)
+
+
+def test_scrub_imports_only_the_standard_library() -> None:
+    import sys
+
+    own = {name for name in sys.modules if name.startswith("ctxward")}
+    assert scrub_module.__name__ in own
+    from pathlib import Path
+
+    source = Path(scrub_module.__file__).read_text(encoding="utf-8")
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert all(
+        line.split()[1].split(".")[0]
+        in {
+            "__future__",
+            "base64",
+            "functools",
+            "json",
+            "math",
+            "re",
+            "collections",
+            "dataclasses",
+            "typing",
+        }
+        for line in imports
+    ), imports
+
+
+def test_pathological_inputs_stay_linear() -> None:
+    import time
+
+    texts = [
+        " " * 200_000,
+        "password=" * 20_000,
+        "-----BEGIN " + PEM_RSA + "-----\n" + "A" * 200_000,
+        "eyJ" + "a" * 100_000 + ".eyJ" + "b" * 100_000,
+        "://" + ":" * 100_000 + "@",
+        "token" * 40_000,
+        ("x" * 60 + "token: ") * 3_000,
+    ]
+    for text in texts:
+        start = time.perf_counter()
+        scrub(text)
+        assert time.perf_counter() - start < 2.0, text[:40]
+
+
+# -- properties --------------------------------------------------------------------------------
+
+SECRET_MAKERS: list[Callable[[Fake], tuple[str, str]]] = [
+    lambda f: (t := f.github(), t),
+    lambda f: (t := f.openai_project(), t),
+    lambda f: (t := f.anthropic(), t),
+    lambda f: (t := f.jwt(), t),
+    lambda f: (t := f.google(), t),
+    lambda f: (t := f.slack(), t),
+    lambda f: (f"AWS key {(t := f.aws_id())}", t),
+    lambda f: (f"password: {(t := f.password())}", t),
+    lambda f: (f"api_key={(t := f.token())}", t),
+    lambda f: (f"postgres://app:{(t := f.chars(18))}@db/app", t),
+    lambda f: (t := f.pem(PEM_RSA, 3), t),
+    lambda f: (f"Authorization: Bearer {(t := f.token(40))}", t),
+]
+
+surrounding = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), max_codepoint=0x2FFF), max_size=60
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    before=surrounding,
+    after=surrounding,
+    maker=st.sampled_from(range(len(SECRET_MAKERS))),
+    seed=st.integers(0, 2**32),
+)
+def test_scrub_never_lets_a_secret_back(before: str, after: str, maker: int, seed: int) -> None:
+    doc_part, secret = SECRET_MAKERS[maker](Fake(seed))
+    doc = f"{before}\n{doc_part}\n{after}"
+    out, _ = scrub(doc)
+    assert secret not in out
+    leaked = [w for w in _fragments(secret, before + after) if w in out]
+    assert not leaked, (doc, out)
+    assert redact(out) == out  # and scrubbing again changes nothing
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(max_size=400) | st.from_regex(r"(\w{0,12}[:=] ?[\w/+=.-]{0,40}\s){0,6}"))
+def test_positions_are_consistent(text: str) -> None:
+    out, redactions = scrub(text)
+    cursor = 0
+    rebuilt = []
+    for r in redactions:
+        start, end = r["position"]
+        assert cursor <= start < end <= len(text)
+        assert r["replacement"] == f"[REDACTED:{r['type']}]"
+        assert r["type"] in SECRET_TYPES
+        rebuilt += [text[cursor:start], r["replacement"]]
+        cursor = end
+    assert "".join([*rebuilt, text[cursor:]]) == out
+    assert redact(out) == out
