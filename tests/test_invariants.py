@@ -483,3 +483,42 @@ def test_invariants_file_path_of_a_plan(project, make_skill, activate_skill):
     assert plan.invariants_path == path
     assert plan.payload_path == path.parent / ".compaction-payload.md"
     assert plan.payload_state() == "missing"
+
+
+def test_a_bare_name_is_a_skill_name_even_when_a_file_of_that_name_is_here(
+    project, make_skill, monkeypatch, now
+):
+    make_skill("deep-review", ["the project's own rule"])
+    monkeypatch.chdir(project)
+    (project / "deep-review").write_text("not a skill", encoding="utf-8")
+    result = activate(Project(project), "deep-review", "plan-a", now=now)
+    assert result.skill.rules == ("the project's own rule",)
+
+
+def test_an_existing_invariants_file_that_is_not_utf8_is_refused_untouched(
+    project, make_skill, now, capsys
+):
+    make_skill("alpha")
+    path = project / "docs" / "plans" / "plan-a" / "invariants.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"# Active Invariants\n\xff\xfe\n")
+    code = main(["-C", str(project), "activate", "alpha", "--slug", "plan-a"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "docs/plans/plan-a/invariants.md: not UTF-8" in err
+    assert path.read_bytes() == b"# Active Invariants\n\xff\xfe\n"
+
+
+def test_plan_clean_without_git_is_one_clear_line(project, make_skill, now, monkeypatch, capsys):
+    make_skill("alpha")
+    activate(Project(project), "alpha", "plan-a", now=now)
+    text = (project / "docs/plans/plan-a/invariants.md").read_text(encoding="utf-8")
+    (project / "docs/plans/plan-a/invariants.md").write_text(
+        text.replace("**Branch:** main", "**Branch:** gone"), encoding="utf-8"
+    )
+    monkeypatch.setenv("PATH", "")  # no git on PATH
+    code = main(["-C", str(project), "plan", "clean", "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("ctxward: error: cannot ask git") and err.count("\n") == 1

@@ -145,8 +145,16 @@ def test_unknown_agents_get_half_relevance() -> None:
 
 @pytest.mark.parametrize(
     ("score", "band"),
-    [(1.0, "CRITICAL"), (0.75, "CRITICAL"), (0.74, "HIGH"), (0.5, "HIGH"), (0.49, "MEDIUM")]
-    + [(0.25, "MEDIUM"), (0.24, "LOW"), (0.0, "LOW")],
+    [
+        (1.0, "CRITICAL"),
+        (0.75, "CRITICAL"),
+        (0.74, "HIGH"),
+        (0.5, "HIGH"),
+        (0.49, "MEDIUM"),
+        (0.25, "MEDIUM"),
+        (0.24, "LOW"),
+        (0.0, "LOW"),
+    ],
 )
 def test_bands(score: float, band: str) -> None:
     assert band_of(score, TABLES) == band

@@ -187,6 +187,9 @@ def test_message_view():
     call = t.Record(tool_use("r1", "toolu_1", "Read", {"file_path": "/x"}, usage(3, 100, 20)))
     assert call.message.tool_uses == (t.ToolUse("toolu_1", "Read", {"file_path": "/x"}),)
     assert call.message.usage.context_tokens == 123
+    assert call.usage == call.message.usage
+    error = t.Record({**call.raw, "isApiErrorMessage": True})
+    assert error.usage is None and t.Record(user("x")).usage is None
     assert call.request_id == "r1"
 
 

@@ -201,7 +201,7 @@ def structural(raw: Mapping[str, Any], tables: Tables) -> dict[str, Any]:
         if name in PROSE_FIELDS:
             value = _prose(value)
         elif name == "tests":
-            value = test_status(value)
+            value = summarize_tests(value)
         kept[name] = value
     return kept
 
@@ -216,7 +216,7 @@ def _prose(value: Any) -> Any:
     return _FRAME_LINES.sub("", text).strip()
 
 
-def test_status(value: Any) -> str:
+def summarize_tests(value: Any) -> str:
     """A test result as "12 passed, 1 failed" (counts only; never the raw output)."""
     if isinstance(value, Mapping):
         return ", ".join(f"{v} {k}" for k, v in value.items() if isinstance(v, (int, str)))
@@ -275,7 +275,8 @@ _DEPLOY_TARGET = re.compile(
 )
 _CAVEAT = re.compile(
     r"(?i)\b(?:but|however|note|must|never|instead|breaking|trade-?offs?|caveat|beware|careful"
-    r"|requires?|only|no longer|deprecated|rollback|rollout|warning)\b"
+    r"|requires?|only|no longer|deprecated|rollback|rollout|warning|no|without|cannot|can't"
+    r"|won't|always|avoid)\b"
 )
 _GOTCHA_FIELDS = (
     "gotcha",
@@ -471,7 +472,7 @@ def view(
     if expanded:
         fields["summary_semantic"] = sem["what"]
     masked = scoring.apply_mask(fields, sender, receiver, tables)
-    _, truncate = scoring.field_mask(sender, receiver, tables)
+    allowed, truncate = scoring.field_mask(sender, receiver, tables)
     limit = min(MEDIUM_CHARS, int(truncate.get("summary", MEDIUM_CHARS)))
     summary = scoring.text_of(fields.get("summary"))
     if "summary_semantic" in masked:
@@ -482,7 +483,7 @@ def view(
         contract = []
     else:
         what, contract = "", []
-    shows_summary = "summary" in masked or "summary_semantic" in masked
+    shows_summary = "summary" in allowed or "summary_semantic" in allowed
     return {
         "band": score.band,
         "agent": scoring.text_of(fields.get("agent")),
@@ -865,7 +866,9 @@ def handoff(project: Project, tables: Tables, *, phase: str | None = None) -> Ha
                 continue
             done = stage(project, result)
             (compressed if done.written else already).append(done)
-    return Handoff(tuple(compressed), tuple(already), tuple(skipped), tuple(unrecognized))
+    listed = {item.path for item in compressed}
+    unique = {item.path: item for item in already if item.path not in listed}
+    return Handoff(tuple(compressed), tuple(unique.values()), tuple(skipped), tuple(unrecognized))
 
 
 # -- hooks: C8 at SubagentStop, C11 at PreCompact; failures go to the log, never to the agent ----

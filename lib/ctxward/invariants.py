@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ctxward.errors import BadInput
+from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import atomic_write, locked, sha256_hex
 from ctxward.project import Project
 
@@ -158,7 +158,7 @@ def load_skill(path: Path) -> Skill:
 def find_skill(spec: str, project: Project) -> Path:
     """Resolve SKILL (a path, or a name looked up in the project, then the shipped packs)."""
     candidate = Path(spec)
-    if candidate.suffix == ".md" or "/" in spec or candidate.is_file():
+    if candidate.suffix == ".md" or "/" in spec:
         return candidate if candidate.is_absolute() else Path.cwd() / candidate
     if not SKILL_NAME_PATTERN.fullmatch(spec):
         raise BadInput(f"{spec!r} is neither a skill file nor a skill name")
@@ -206,12 +206,15 @@ def branch_exists(root: Path, branch: str) -> bool:
     """True when `branch` is a local branch of `root` (or the unborn branch HEAD points at)."""
     if branch == current_branch(root):
         return True
-    result = subprocess.run(
-        ["git", "-C", str(root), "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
-        capture_output=True,
-        timeout=10,
-        check=False,
-    )
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise CtxwardError(f"cannot ask git whether branch {branch!r} exists: {exc}") from None
     return result.returncode == 0
 
 
@@ -238,12 +241,23 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
     if folder.is_symlink() or path.is_symlink():
         raise BadInput(f"{project.relative(path)}: refusing to write through a symbolic link")
     with locked(path, project.locks_dir):
-        existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+        existing = _read_existing(path, project)
         text, replaced = splice_section(existing, skill.name, section)
         if not existing:
             text = render("invariants_file.md.j2", sections=section)
         atomic_write(path, text, validate=_validate_invariants_bytes)
     return Activation(path=path, skill=skill, replaced=replaced, branch=branch)
+
+
+def _read_existing(path: Path, project: Project) -> str:
+    if not path.is_file():
+        return ""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"{project.relative(path)}: not UTF-8 (byte {exc.start}); fix or remove it first"
+        ) from None
 
 
 def _validate_invariants_bytes(data: bytes) -> None:

@@ -26,6 +26,7 @@ Reading API (stable: the context audit and session compression both build on it)
     ``.compact_metadata`` (dict: trigger, preTokens, postTokens, ... when present)
     ``.attachment`` (dict or None) and ``.attachment_type``
     ``.message`` -> `Message` for ``user``/``assistant`` records, else None
+    ``.usage`` -> `Usage` of an assistant record (None for API-error placeholders)
     ``.line .offset .size`` where it was in the file.
 
 ``Message``
@@ -48,6 +49,15 @@ Context audit
 request from its usage (de-duplicated by requestId), plus one audit per sub-agent transcript
 found under ``<session>/subagents/``. ``Audit.as_dict()`` is the JSON; ``unavailable(reason)``
 the fail-soft answer. ``find_transcript(root, env)`` locates the current session's file.
+
+What is counted, in UTF-8 bytes: a tool result's text (IMAGE_BYTES per image), attributed to
+the tool call it answers; a tool call's input (its JSON, strings counted as their text); user
+prompts; assistant text and thinking; an attachment's ``rendered`` text (what the model sees;
+older attachments without it: their content, for the types that carry context); the compaction
+summary; and the system prompt + tool schemas of the largest ``prompt_snapshot``, once per
+segment. ``toolUseResult`` (Claude Code's own copy) and bookkeeping records are not context.
+The number of groups is bounded (MAX_GROUPS): past it, the smallest fold into
+``<tool> (other)``, so the totals stay exact and memory stays flat.
 """
 
 from __future__ import annotations
@@ -303,6 +313,14 @@ class Record:
     @property
     def attachment_type(self) -> str:
         return _str((self.attachment or {}).get("type"))
+
+    @property
+    def usage(self) -> Usage | None:
+        """An assistant record's usage (None for API-error placeholders); see `request_id`."""
+        message = self.message
+        if message is None or self.type != "assistant" or self.is_api_error:
+            return None
+        return message.usage
 
     @property
     def message(self) -> Message | None:

@@ -1,0 +1,64 @@
+"""The README stays true: the demo output it shows is the real one, and every command is in it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ctxward.cli import cli
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+DEMO_BLOCK = re.compile(r"```text\n(ctxward demo:.*?)```", re.DOTALL)
+# What legitimately differs between two demo runs: times, hashes, durations.
+VOLATILE = [
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"), "<time>"),
+    (re.compile(r"\d{8}T\d{6}\d*Z"), "<stamp>"),
+    (re.compile(r"[0-9a-f]{64}"), "<sha256>"),
+    (re.compile(r"Done in \d+\.\d\d s"), "Done in <s> s"),
+]
+
+
+def normalise(text: str) -> str:
+    for pattern, replacement in VOLATILE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def test_readme_shows_the_real_demo_output(request: pytest.FixtureRequest) -> None:
+    readme = README.read_text(encoding="utf-8")
+    match = DEMO_BLOCK.search(readme)
+    assert match, "README.md has no ```text block starting with the demo's first line"
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 0, result.output
+    if request.config.getoption("--update-golden"):
+        README.write_text(readme.replace(match.group(1), result.output), encoding="utf-8")
+        return
+    assert normalise(match.group(1)) == normalise(result.output), (
+        "README's demo output is stale: pytest tests/test_docs.py --update-golden, then review"
+    )
+
+
+def _command_paths(group: click.Group, prefix: str = "ctxward") -> list[str]:
+    paths = []
+    for name, command in sorted(group.commands.items()):
+        path = f"{prefix} {name}"
+        if isinstance(command, click.Group):
+            paths.extend(_command_paths(command, path))
+        else:
+            paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("command", _command_paths(cli))
+def test_every_command_is_documented_in_the_readme(command: str) -> None:
+    assert f"`{command}" in README.read_text(encoding="utf-8"), f"README does not show `{command}`"
+
+
+def test_the_readme_shows_the_two_set_up_commands() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert "make demo" in readme
+    assert "make test" in readme
