@@ -527,3 +527,20 @@ def test_handoff_without_a_bank(project: Path) -> None:
     report = handoff(Project(project), TABLES)
     assert report == type(report)((), (), (), ())
     assert not (project / ".ctxward").exists()
+
+
+def test_pending_entry_keeps_its_staging_date(project: Path, monkeypatch) -> None:
+    from ctxward import compress
+
+    bank = Project(project)
+    run = compress_text(
+        json.dumps({"subtask_summary": {"agent": "hermes", "summary": "Fixed a typo"}}),
+        TABLES,
+        project=bank,
+    )
+    monkeypatch.setattr(compress, "_today", lambda: "2026-07-01")
+    first = stage(bank, run.results[0], state="pending")
+    monkeypatch.setattr(compress, "_today", lambda: "2026-07-09")
+    report = handoff(bank, TABLES)
+    assert [s.path for s in report.compressed] == [first.path]
+    assert [p.name for p in stage_dir(bank).iterdir()] == [first.path.name]

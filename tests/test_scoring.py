@@ -452,3 +452,15 @@ def test_config_parses_the_scoring_section() -> None:
 def test_config_scoring_errors_name_the_key(section: dict[str, object], message: str) -> None:
     with pytest.raises(BadInput, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse({"scoring": section}, "config.yaml")
+
+
+def test_the_tables_ship_inside_the_package() -> None:
+    from pathlib import Path
+
+    import ctxward
+    from ctxward import scoring
+
+    package = Path(ctxward.__file__).resolve().parent
+    assert package / "data" == scoring.DATA_DIR
+    shipped = {path.name for path in scoring.DATA_DIR.glob("*.yaml")}
+    assert shipped >= {"scoring.yaml", "compression.yaml"}

@@ -784,3 +784,15 @@ def test_positions_are_consistent(text: str) -> None:
         cursor = end
     assert "".join([*rebuilt, text[cursor:]]) == out
     assert redact(out) == out
+
+
+def test_a_random_token_cannot_spell_a_placeholder_by_chance() -> None:
+    """Regression (found by the property test): `yOUr` inside a long random key is not `your`."""
+    body = "STnlXQDiB7E_fSOfZFYyoUr_oA8K4_arEjpdulX2TUSIqxKDdL-QaUqePI7q7p5aPCfuqK05sc"
+    token = (
+        f"{SK}proj-{body}T3Blbk" + "FJxh-jpQg3XUqkgAmMvnyIFHON5LVF0kDSO16tvkpO2pALJdgGL8JdA1JIlQ"
+    )
+    assert redact(token) == "[REDACTED:openai_key]"
+    assert is_placeholder(f"{SK}your-key-here")
+    assert is_placeholder("YOUR_API_KEY")
+    assert not is_placeholder(body)

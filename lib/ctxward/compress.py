@@ -759,25 +759,24 @@ def stage(project: Project, result: Result, *, state: str = "compressed") -> Sta
         "to": result.receiver or "",
         "original": result.offload_path or "",
     }
-    staged = Staged(
-        path, attrs["key"], digest, state, result.score.band, result.score.score, agent, phase
-    )
     with locked(folder, project.locks_dir):
         current = read_staged(path)
-        if current is not None and current.hash == digest and current.state == "compressed":
-            return staged
-        if current is not None and current.hash == digest and current.state == state:
-            return staged
+        if (
+            current is not None
+            and current.hash == digest
+            and current.state in ("compressed", state)
+        ):
+            return current  # the same content is staged already (compressed wins over pending)
         text = render(
             "compress/staged.md.j2",
             attrs=attrs,
             entry_text=result.text,
-            entry_yaml=_yaml(dict(fields)) if state == "pending" else "",
+            # the key's date is kept with a pending entry, so that C11 finds the same file later
+            entry_yaml=_yaml({**fields, "date": date}) if state == "pending" else "",
         )
         written = atomic_write(path, text, validate=_has_heading)
-    return Staged(
-        path, attrs["key"], digest, state, staged.band, staged.score, agent, phase, written
-    )
+    score = result.score
+    return Staged(path, attrs["key"], digest, state, score.band, score.score, agent, phase, written)
 
 
 def _yaml(data: Mapping[str, Any]) -> str:

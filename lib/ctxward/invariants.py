@@ -221,6 +221,7 @@ def branch_exists(root: Path, branch: str) -> bool:
 def activate(project: Project, spec: str, slug: str, *, now: datetime | None = None) -> Activation:
     """Write (or replace) the skill's section in docs/plans/<slug>/invariants.md."""
     from ctxward.render import render
+    from ctxward.scrub import redact
 
     validate_slug(slug)
     skill = load_skill(find_skill(spec, project))
@@ -230,7 +231,7 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
         "invariants_section.md.j2",
         section=Section(
             skill=skill.name,
-            rules=skill.rules,
+            rules=tuple(redact(rule) for rule in skill.rules),  # a plan file is never a leak
             full_rules=project.relative(skill.path),
             activated=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
             branch=branch,
@@ -362,11 +363,14 @@ def find_plan(project: Project, slug: str) -> Plan:
 
 def render_payload(project: Project, plan: Plan) -> str:
     from ctxward.render import render
+    from ctxward.scrub import redact
 
-    return render(
-        "compaction_payload.md.j2",
-        plan=plan,
-        source=project.relative(plan.invariants_path),
+    return redact(
+        render(
+            "compaction_payload.md.j2",
+            plan=plan,
+            source=project.relative(plan.invariants_path),
+        )
     )
 
 

@@ -30,8 +30,13 @@ class Offloaded:
 
 
 def offload(project: Project, text: str, ext: str = "md") -> Offloaded:
-    """Store `text` content-addressed under .ctxward/offload/; idempotent."""
-    data = text.encode("utf-8")
+    """Store `text`, scrubbed of secrets, content-addressed under .ctxward/offload/; idempotent.
+
+    The name and the returned sha256 are those of the stored (scrubbed) bytes.
+    """
+    from ctxward.scrub import redact
+
+    data = redact(text).encode("utf-8")
     digest = sha256_hex(data)
     path = project.offload_dir / f"{digest}.{ext}"
     atomic_write(path, data)
@@ -65,23 +70,26 @@ def render_rules_within(
     The preview keeps as many whole rules, in order, as fit, and names the file with all of them.
     """
     from ctxward.render import render
+    from ctxward.scrub import redact
 
-    full = render(template, plans=list(plans), **context)
+    full = redact(render(template, plans=list(plans), **context))
     if len(full) <= limit:
         return full
     stored = offload(project, full)
     total = sum(plan.rule_count for plan in plans)
 
     def preview(keep: int) -> str:
-        return render(
-            "offload_preview.md.j2",
-            head=render(template, plans=_first_rules(plans, keep), **context).rstrip("\n"),
-            total_rules=total,
-            total_plans=len(plans),
-            shown_rules=keep,
-            size=stored.size,
-            path=project.relative(stored.path),
-            sha256=stored.sha256,
+        return redact(
+            render(
+                "offload_preview.md.j2",
+                head=render(template, plans=_first_rules(plans, keep), **context).rstrip("\n"),
+                total_rules=total,
+                total_plans=len(plans),
+                shown_rules=keep,
+                size=stored.size,
+                path=project.relative(stored.path),
+                sha256=stored.sha256,
+            )
         )
 
     low, high = 0, total  # the largest `keep` whose preview fits, by bisection

@@ -20,14 +20,24 @@ Copyright (c) 2019 Zachary Rice), adapted to Python's backtracking `re` with bou
 
 from __future__ import annotations
 
-import base64
 import functools
-import json
 import math
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TypedDict
+
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypedDict
+
+    class Redaction(TypedDict):
+        """One replaced span; `position` refers to the input text."""
+
+        type: str
+        position: tuple[int, int]
+        replacement: str
+
+    Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
 
 REPLACEMENT = "[REDACTED:{type}]"
 
@@ -60,14 +70,6 @@ SECRET_TYPES: dict[str, str] = {
     "password": "password assignment",
 }
 _RANK = {name: index for index, name in enumerate(SECRET_TYPES)}
-
-
-class Redaction(TypedDict):
-    """One replaced span; `position` refers to the input text."""
-
-    type: str
-    position: tuple[int, int]
-    replacement: str
 
 
 def scrub(text: str) -> tuple[str, list[Redaction]]:
@@ -108,14 +110,19 @@ def find(text: str) -> list[Redaction]:
 # The rule table
 
 
-@dataclass(frozen=True, slots=True)
 class Rule:
     """One detector: a regex anchored on a literal, and the function that vets its matches."""
 
-    name: str
-    pattern: re.Pattern[str]
-    on_lowered: bool
-    vet: Callable[[re.Match[str], str, str], Iterator[tuple[int, int, str]]]
+    __slots__ = ("name", "on_lowered", "pattern", "vet")
+
+    def __init__(self, name: str, pattern: re.Pattern[str], on_lowered: bool, vet: Vetter) -> None:
+        self.name = name
+        self.pattern = pattern
+        self.on_lowered = on_lowered  # run on the lower-cased text (case-insensitive key words)
+        self.vet = vet
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
 
     def find(self, text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
         for match in self.pattern.finditer(lowered if self.on_lowered else text):
@@ -292,9 +299,7 @@ def _vet_putty(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[
 # -- vendor tokens ----------------------------------------------------------------------------
 
 
-def _token_vetter(
-    kind: str, body_from: int = 0, minimum: int = 8
-) -> Callable[[re.Match[str], str, str], Iterator[tuple[int, int, str]]]:
+def _token_vetter(kind: str, body_from: int = 0, minimum: int = 8) -> Vetter:
     """A vetter for prefix tokens: whole-word, not a placeholder, random-looking body."""
 
     def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
@@ -371,6 +376,9 @@ def _vet_jwt(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
 
 def _is_documentation_jwt(payload: str) -> bool:
     """The jwt.io sample token (sub 1234567890, name John Doe) is published, not a secret."""
+    import base64
+    import json
+
     try:
         claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     except (ValueError, UnicodeDecodeError):
@@ -443,6 +451,8 @@ def _vet_authorization(
 
 
 def _b64_text(value: str) -> str:
+    import base64
+
     try:
         return base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
@@ -760,4 +770,4 @@ def _merge(spans: list[tuple[int, int, str]]) -> list[Redaction]:
 
 
 def _redaction(start: int, end: int, kind: str) -> Redaction:
-    return Redaction(type=kind, position=(start, end), replacement=REPLACEMENT.format(type=kind))
+    return {"type": kind, "position": (start, end), "replacement": REPLACEMENT.format(type=kind)}

@@ -39,12 +39,19 @@ def write_report(
         "session_id": session_id,
         "trigger": trigger,
         "checked_at": moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "survived": [asdict(ref) for ref in survived],
-        "missing": [asdict(ref) for ref in missing],
+        "survived": [_scrubbed(ref) for ref in survived],
+        "missing": [_scrubbed(ref) for ref in missing],
     }
     path = project.compactions_dir / report_name(session_id, moment)
     atomic_write(path, _dump(report), validate=json.loads)
     return path
+
+
+def _scrubbed(ref: RuleRef) -> dict[str, str]:
+    """The rule as a report row, with any secret a hand-edited plan file held redacted."""
+    from ctxward.scrub import redact
+
+    return {key: redact(value) for key, value in asdict(ref).items()}
 
 
 def _dump(report: Mapping[str, object]) -> str:
