@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 CLAUDE = "claude"
 OPENCODE = "opencode"
-HOSTS = (CLAUDE, OPENCODE)
+CODEX = "codex"
+HOSTS = (CLAUDE, OPENCODE, CODEX)
 
 
 class HostAdapter(Protocol):
@@ -37,4 +38,8 @@ def adapter_for(host: str) -> HostAdapter:
         from ctxward.hosts import opencode
 
         return opencode
+    if host == CODEX:
+        from ctxward.hosts import codex
+
+        return codex
     raise HookInputError(f"unknown host {host!r} (known: {', '.join(HOSTS)})")
