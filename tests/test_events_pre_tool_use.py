@@ -832,3 +832,33 @@ def test_garbage_in_a_real_process(project):
 
     code, out, err = spawn(hook_commands()["ctxward-hook"], b"{not json", project)
     assert (code, out) == (1, "")  # not pinned: it cannot know the event
+
+
+def test_a_checkout_without_dependencies_hands_the_payload_to_ctxward_hook(load_payload, project):
+    installed = Path(sys.executable).with_name("ctxward-hook")
+    if not installed.is_file():
+        pytest.skip("no installed ctxward-hook next to the interpreter")
+    payload = load_payload("PreToolUse.json")
+    payload["tool_input"]["prompt"] = prompt_of(LINE["emergency"])
+    pretend = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from ctxward import hookio; "
+        "hookio._dependencies_missing = lambda: True; "
+        "raise SystemExit(hookio.run_script('PreToolUse'))"
+    )
+    env = {
+        **__import__("os").environ,
+        "CLAUDE_PROJECT_DIR": str(project),
+        "PATH": f"{installed.parent}:/usr/bin:/bin",
+    }
+
+    result = subprocess.run(
+        [sys.executable, "-c", pretend, str(REPO / "lib")],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+
+    assert result.returncode == 0
+    assert_tier(result.stdout.decode(), "emergency")  # the whole payload reached ctxward-hook

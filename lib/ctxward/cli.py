@@ -214,16 +214,18 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
 @click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
 @click.option(
     "--host",
-    type=click.Choice(["claude", "opencode"]),
+    type=click.Choice(["claude", "opencode", "codex"]),
     default="claude",
     show_default=True,
-    help="Whose JSON shape stdin and stdout use (opencode: what hooks/opencode/ctxward.js sends).",
+    help="Whose JSON shape stdin and stdout use (opencode: what hooks/opencode/ctxward.js sends; "
+    "codex: Codex CLI's hooks.json contract).",
 )
 def hook(event: str, host: str) -> None:
     """Run one hook by hand: the host's JSON on stdin, its answer on stdout.
 
     Installed Claude Code settings call `ctxward-hook` instead, which takes no arguments; the
-    OpenCode plugin calls `ctxward hook EVENT --host opencode`.
+    OpenCode plugin calls `ctxward hook EVENT --host opencode`, Codex's hooks.json
+    `ctxward hook EVENT --host codex`.
 
     \b
     Example:

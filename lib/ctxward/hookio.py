@@ -266,15 +266,31 @@ def run_script(event_name: str) -> int:
     """Entry of hooks/<event>.py: the same path as `ctxward-hook`, pinned to one event.
 
     A plugin checkout run by a bare `python3` may lack ctxward's dependencies; when an installed
-    `ctxward-hook` is on PATH, hand the (still unread) stdin over to it instead of failing.
+    `ctxward-hook` is on PATH, hand the payload over to it instead of failing. That check comes
+    after the no-op answer, which needs none of them (it runs on every tool call).
     """
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+    if _needs_no_answer(raw, event_name):
+        return 0
     if _dependencies_missing():
         import shutil
 
         installed = shutil.which("ctxward-hook")
         if installed:
-            os.execv(installed, [installed])
-    return _run_process(event_name)
+            _exec_with_stdin(installed, raw)
+    return run(event_name=event_name, stdin=io.BytesIO(raw))
+
+
+def _exec_with_stdin(program: str, raw: bytes) -> None:
+    """Replace this process by `program`, whose stdin holds the bytes already read."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as handle:
+        handle.write(raw)
+        handle.flush()
+        os.lseek(handle.fileno(), 0, os.SEEK_SET)
+        os.dup2(handle.fileno(), 0)
+    os.execv(program, [program])
 
 
 def _dependencies_missing() -> bool:
