@@ -26,10 +26,14 @@ stderr line is still written), when:
   for another event is still exit 1. `ctxward-hook` (not pinned) cannot tell an unreadable
   PreToolUse payload from any other event's, so it exits 1 as for every other event.
 
-A PreToolUse call for any other tool is answered with nothing (exit 0) by `main`/`run_script`
-before the handler's imports: that path runs on every tool call when a user matches broadly.
-The deny reasons written here are diagnostics (like the stderr lines), not templates: they must
-work when the templates cannot be rendered.
+With `host="opencode"` a failure is exit 1 as usual: the OpenCode plugin blocks the task call
+itself on any non-zero exit.
+
+The hot path: `main` and `run_script` answer a PreToolUse call for any other tool with nothing
+(exit 0) before any handler import, and so a sub-agent call that is surely in tier ok
+(`events.pre_tool_use.needs_no_answer`); that path runs on every tool call when a user matches
+broadly. `run` itself always calls the handler. The deny reasons written here are diagnostics
+(like the stderr lines), not templates: they must work when the templates cannot be rendered.
 
 The payload and answer shapes above are Claude Code's, which are also the internal ones. Other
 hosts translate both ways in `ctxward/hosts/` (`run(..., host="opencode")`); the JSON that the

@@ -58,7 +58,11 @@ EVENTS = (PRE_COMPACT, SESSION_START, POST_COMPACT)
 # What `ctxward install codex` wires (PostCompact is left out: Codex sends no summary).
 WIRED_EVENTS = (PRE_COMPACT, SESSION_START)
 # `ctxward hook EVENT` names of the events above.
-HOOK_ARGS = {PRE_COMPACT: "pre-compact", SESSION_START: "session-start", POST_COMPACT: "post-compact"}
+HOOK_ARGS = {
+    PRE_COMPACT: "pre-compact",
+    SESSION_START: "session-start",
+    POST_COMPACT: "post-compact",
+}
 
 
 def command_for(event: str) -> str:

@@ -1,0 +1,630 @@
+"""`ctxward doctor`: is ctxward wired, does it answer, are the plans in step with their skills?
+
+Each check says what it found and, when something is wrong, how to fix it:
+
+- the Claude Code version install and these checks go by (`claude --version`, or assumed);
+- every host file ctxward may have written (Claude Code settings at project, local and user
+  scope; Codex hooks.json at project and user scope; the OpenCode plugin file): it parses, it
+  wires ctxward's events, its matchers cover what the handlers need (`Agent|Task`,
+  `compact|resume`, `manual|auto`), it names no event the Claude Code version does not know
+  (that would silently disable every hook in the file), the plugin file is the shipped one;
+- the programs the hooks run resolve on this shell's PATH (`ctxward-hook`, `ctxward`): the
+  host's own PATH may differ, which doctor cannot see;
+- each wired hook command runs and answers a synthetic payload within its timeout, in a scratch
+  project with a shipped pack activated (so no file of the real project is touched);
+- drift: each active plan's sections match their skill's current frontmatter (the **Full
+  rules:** path), and each plan's payload is fresh;
+- the project's config loads, and the G9 thresholds in force (thresholds.table at the capacity
+  from .ctxward/config.yaml).
+
+Library code: the checks come back as data; `ctxward doctor` renders them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxward import install
+from ctxward.errors import CtxwardError
+from ctxward.project import Project
+
+OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
+SLOW_SECONDS = 2.0  # a hook answer slower than this is a warning (PreToolUse runs per dispatch)
+DOCTOR_PACK = "compaction-resilience"
+DOCTOR_SLUG = "doctor"
+
+# What each event's matcher must let through for ctxward's handler to do its job.
+MATCHER_NEEDS = {
+    "PreToolUse": ("Agent", "Task"),
+    "SessionStart": ("compact", "resume"),
+    "PreCompact": ("manual", "auto"),
+    "PostCompact": ("manual", "auto"),
+}
+_EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\- ,|]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One finding: `status` ok | warn | fail | info; `fix` says what to run when not ok."""
+
+    id: str
+    status: str
+    title: str
+    detail: str = ""
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "title": self.title,
+            "detail": self.detail or None,
+            "fix": self.fix or None,
+        }
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    project: str
+    version: install.ClaudeVersion
+    checks: list[Check] = field(default_factory=list)
+    thresholds: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(check.status == FAIL for check in self.checks)
+
+    def counts(self) -> dict[str, int]:
+        return {status: sum(c.status == status for c in self.checks) for status in (OK, WARN, FAIL)}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "project": self.project,
+            "claudeVersion": {
+                "version": self.version.text,
+                "source": self.version.source,
+                "detail": self.version.detail or None,
+            },
+            "checks": [check.as_dict() for check in self.checks],
+            "counts": self.counts(),
+            "thresholds": self.thresholds,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WiredHook:
+    """One ctxward handler found in a host file."""
+
+    host: str
+    event: str
+    handler: Mapping[str, Any]
+    where: str  # the file's label
+
+    @property
+    def timeout(self) -> float:
+        value = self.handler.get("timeout")
+        return float(value) if isinstance(value, (int, float)) and value > 0 else 60.0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.host, self.event, json.dumps(self.handler, sort_keys=True))
+
+
+def matcher_matches(matcher: object, value: str) -> bool:
+    """Claude Code's matcher rule: empty or `*` matches all; a plain list is exact; else regex."""
+    if matcher in (None, "", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    if _EXACT_MATCHER.fullmatch(matcher):
+        return value in {part.strip() for part in re.split(r"[|,]", matcher)}
+    try:
+        return re.search(matcher, value) is not None
+    except re.error:
+        return False
+
+
+def diagnose(
+    project: Project,
+    *,
+    version: install.ClaudeVersion,
+    env: Mapping[str, str] | None = None,
+    run_hooks: bool = True,
+) -> Diagnosis:
+    """Run every check against `project`; nothing in the project is written."""
+    env = dict(os.environ if env is None else env)
+    result = Diagnosis(project=str(project.root), version=version)
+    checks = result.checks
+    checks.append(_version_check(version))
+    wired: list[WiredHook] = []
+    wired_hosts: set[str] = set()
+    for host in (install.CLAUDE, install.CODEX):
+        for scope in install.SCOPES[host]:
+            found = _check_json_file(host, scope, project, env, version, checks)
+            if found:
+                wired_hosts.add(host)
+                wired += found
+    for scope in install.SCOPES[install.OPENCODE]:
+        if _check_plugin(scope, project, env, checks):
+            wired_hosts.add(install.OPENCODE)
+    if not wired_hosts:
+        checks.append(
+            Check(
+                "hosts",
+                WARN,
+                "ctxward is not wired into any host",
+                "no Claude Code settings, Codex hooks.json or OpenCode plugin file runs it",
+                "ctxward install claude (or: ctxward install opencode / ctxward install codex)",
+            )
+        )
+    for host in sorted(wired_hosts):
+        checks.append(_entry_point_check(host, env))
+    if run_hooks:
+        checks += _run_hooks(wired, wired_hosts, env)
+    checks += _plan_checks(project)
+    config_check, thresholds = _thresholds(project)
+    checks.append(config_check)
+    result.thresholds = thresholds
+    return result
+
+
+# --- version ---------------------------------------------------------------------------------
+
+
+def _version_check(version: install.ClaudeVersion) -> Check:
+    if version.source == "assumed":
+        return Check(
+            "claude.version",
+            WARN,
+            f"Claude Code version not detected; assuming {version.text}",
+            version.detail,
+            "put `claude` on PATH, or pass --claude-version X (what `claude --version` prints)",
+        )
+    how = "given with --claude-version" if version.source == "override" else version.detail
+    return Check("claude.version", INFO, f"Claude Code {version.text}", how)
+
+
+# --- host files ------------------------------------------------------------------------------
+
+
+def _check_json_file(
+    host: str,
+    scope: str,
+    project: Project,
+    env: Mapping[str, str],
+    version: install.ClaudeVersion,
+    checks: list[Check],
+) -> list[WiredHook]:
+    path = install.config_path(host, scope, project, env)
+    label = install.label_of(path, project)
+    ident = f"{host}.{scope}"
+    fix_install = f"ctxward install {host} --scope {scope}"
+    if not path.exists():
+        return []
+    try:
+        data, _, _ = install.read_json(path, label)
+        install.hooks_block(data, label)
+    except CtxwardError as exc:
+        checks.append(Check(f"{ident}.parse", FAIL, f"{label} cannot be read", str(exc)))
+        return []
+    hooks = data.get("hooks") or {}
+    found = [
+        WiredHook(host, event, handler, label)
+        for event, groups in hooks.items()
+        for group in groups
+        for handler in group["hooks"]
+        if install.identifies_ctxward(handler)
+    ]
+    if host == install.CLAUDE:
+        _unknown_event_check(ident, label, data, version, checks)
+    if not found:
+        checks.append(Check(f"{ident}.wired", INFO, f"{label} parses; it does not run ctxward"))
+        return []
+    wanted = install.canonical_wiring() if host == install.CLAUDE else install.codex_wiring()
+    if host == install.CLAUDE:
+        wanted = {e: g for e, g in wanted.items() if install.event_known(e, version.version)}
+    events = sorted({hook.event for hook in found})
+    missing = [event for event in wanted if event not in events]
+    checks.append(
+        Check(
+            f"{ident}.wired",
+            WARN if missing else OK,
+            f"{label} runs ctxward for {', '.join(events)}",
+            f"not wired: {', '.join(missing)}" if missing else "",
+            fix_install if missing else "",
+        )
+    )
+    problems = []
+    for event, needs in MATCHER_NEEDS.items():
+        for group in hooks.get(event, []):
+            if not any(install.identifies_ctxward(handler) for handler in group["hooks"]):
+                continue
+            matcher = group.get("matcher")
+            lacking = [value for value in needs if not matcher_matches(matcher, value)]
+            if lacking:
+                problems.append(f"{event} matcher {matcher!r} does not match {', '.join(lacking)}")
+    if problems:
+        checks.append(
+            Check(
+                f"{ident}.matchers",
+                FAIL,
+                f"{label}: a matcher misses calls",
+                "; ".join(problems),
+                fix_install,
+            )
+        )
+    else:
+        covered = ", ".join(
+            f"{e} {'|'.join(MATCHER_NEEDS[e])}" for e in events if e in MATCHER_NEEDS
+        )
+        checks.append(Check(f"{ident}.matchers", OK, f"{label}: matchers cover {covered or 'all'}"))
+    return found
+
+
+def _unknown_event_check(
+    ident: str,
+    label: str,
+    data: Mapping[str, Any],
+    version: install.ClaudeVersion,
+    checks: list[Check],
+) -> None:
+    verdicts = install.unknown_events(data, version.version)
+    unknown = [event for event, known in verdicts.items() if known is False]
+    unsure = [event for event, known in verdicts.items() if known is None]
+    if unknown:
+        checks.append(
+            Check(
+                f"{ident}.events",
+                FAIL if version.source != "assumed" else WARN,
+                f"{label} names events Claude Code {version.text} does not know: "
+                + ", ".join(unknown),
+                "one unknown event makes that version ignore every hook in the file",
+                "upgrade Claude Code, or run ctxward install claude again (it leaves out events "
+                "your version does not know; other tools' events you must move by hand)",
+            )
+        )
+    elif unsure:
+        checks.append(
+            Check(
+                f"{ident}.events",
+                INFO,
+                f"{label}: ctxward cannot tell which Claude Code version added "
+                + ", ".join(unsure),
+            )
+        )
+
+
+def _check_plugin(
+    scope: str, project: Project, env: Mapping[str, str], checks: list[Check]
+) -> bool:
+    path = install.config_path(install.OPENCODE, scope, project, env)
+    label = install.label_of(path, project)
+    if not path.is_file():
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        checks.append(Check(f"opencode.{scope}.plugin", FAIL, f"{label} cannot be read", str(exc)))
+        return False
+    if not text.startswith(install.PLUGIN_MARK):
+        checks.append(
+            Check(f"opencode.{scope}.plugin", WARN, f"{label} exists but is not ctxward's plugin")
+        )
+        return False
+    shipped = install.opencode_plugin_path().read_text(encoding="utf-8")
+    if text != shipped:
+        checks.append(
+            Check(
+                f"opencode.{scope}.plugin",
+                WARN,
+                f"{label} differs from the plugin this ctxward ships",
+                "an older ctxward, or edited by hand",
+                f"ctxward install opencode --scope {scope}",
+            )
+        )
+    else:
+        checks.append(Check(f"opencode.{scope}.plugin", OK, f"{label} is the shipped plugin"))
+    return True
+
+
+def _entry_point_check(host: str, env: Mapping[str, str]) -> Check:
+    program = install.ENTRY_POINTS[host]
+    if host == install.OPENCODE and env.get("CTXWARD_BIN"):
+        program = env["CTXWARD_BIN"]
+    found = shutil.which(program, path=env.get("PATH"))
+    if found:
+        return Check(f"path.{host}", OK, f"`{program}` resolves on PATH", found)
+    return Check(
+        f"path.{host}",
+        FAIL,
+        f"`{program}` is not on PATH: {host}'s hooks cannot start",
+        "checked this shell's PATH; the host's own PATH may differ",
+        "pipx install ctxward (or put the venv's bin/ folder on PATH)",
+    )
+
+
+# --- running the hooks -----------------------------------------------------------------------
+
+
+def _claude_payload(event: str, root: Path) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "session_id": "ctxward-doctor",
+        "transcript_path": "",
+        "cwd": str(root),
+        "hook_event_name": event,
+    }
+    extra: dict[str, dict[str, Any]] = {
+        "PreCompact": {"trigger": "manual", "custom_instructions": None},
+        "SessionStart": {"source": "compact"},
+        "PostCompact": {"trigger": "manual", "compact_summary": "ctxward doctor summary"},
+        "SubagentStop": {
+            "stop_hook_active": False,
+            "agent_id": "doctor",
+            "agent_type": "general-purpose",
+            "last_assistant_message": "done",
+        },
+        "PreToolUse": {
+            "tool_name": "Agent",
+            "tool_use_id": "toolu_doctor",
+            "tool_input": {
+                "description": "doctor",
+                "prompt": "Reply with OK.",
+                "subagent_type": "general-purpose",
+            },
+        },
+        "UserPromptSubmit": {"prompt": "ctxward doctor"},
+    }
+    return {**base, **extra.get(event, {})}
+
+
+def _codex_payload(event: str, root: Path) -> dict[str, Any]:
+    payload = {
+        "session_id": "ctxward-doctor",
+        "turn_id": "doctor",
+        "transcript_path": None,
+        "cwd": str(root),
+        "hook_event_name": event,
+        "model": "doctor",
+    }
+    if event == "SessionStart":
+        payload["source"] = "compact"
+    else:
+        payload["trigger"] = "manual"
+    return payload
+
+
+_OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
+    "pre-compact": (
+        "PreCompact",
+        lambda root: {
+            "hook": "experimental.session.compacting",
+            "input": {"sessionID": "ses_doctor"},
+            "directory": str(root),
+            "worktree": str(root),
+        },
+    ),
+    "session-start": (
+        "SessionStart",
+        lambda root: {
+            "hook": "experimental.chat.system.transform",
+            "input": {"sessionID": "ses_doctor"},
+            "directory": str(root),
+            "worktree": str(root),
+            "plugin": {"source": "compact"},
+        },
+    ),
+    "pre-tool-use": (
+        "PreToolUse",
+        lambda root: {
+            "hook": "tool.execute.before",
+            "input": {"tool": "task", "sessionID": "ses_doctor", "callID": "call_doctor"},
+            "output": {"args": {"description": "doctor", "prompt": "Reply with OK."}},
+            "directory": str(root),
+            "worktree": str(root),
+        },
+    ),
+}
+# The answer a correctly working hook gives in the scratch project (a rule is active there).
+_EXPECTED_KEY = {
+    (install.CLAUDE, "SessionStart"): "hookSpecificOutput",
+    (install.CODEX, "SessionStart"): "hookSpecificOutput",
+    (install.OPENCODE, "SessionStart"): "system",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    host: str
+    event: str
+    argv: list[str]
+    payload: dict[str, Any]
+    timeout: float
+    where: str
+
+
+def _runs(
+    wired: list[WiredHook], hosts: set[str], env: Mapping[str, str], root: Path
+) -> list[_Run]:
+    runs: list[_Run] = []
+    seen: set[tuple[str, str, str]] = set()
+    for hook in wired:
+        if hook.key in seen:
+            continue
+        seen.add(hook.key)
+        command = str(hook.handler.get("command", ""))
+        args = hook.handler.get("args")
+        argv = [command, *map(str, args)] if isinstance(args, list) else ["/bin/sh", "-c", command]
+        make = _claude_payload if hook.host == install.CLAUDE else _codex_payload
+        runs.append(
+            _Run(hook.host, hook.event, argv, make(hook.event, root), hook.timeout, hook.where)
+        )
+    if install.OPENCODE in hosts:
+        program = env.get("CTXWARD_BIN") or "ctxward"
+        for name, (event, make_payload) in _OPENCODE_RUNS.items():
+            argv = [program, "hook", name, "--host", "opencode"]
+            runs.append(_Run(install.OPENCODE, event, argv, make_payload(root), 30.0, "plugin"))
+    return runs
+
+
+def _run_hooks(wired: list[WiredHook], hosts: set[str], env: Mapping[str, str]) -> list[Check]:
+    if not wired and install.OPENCODE not in hosts:
+        return []
+    checks = []
+    with tempfile.TemporaryDirectory(prefix="ctxward-doctor-") as folder:
+        root = Path(folder).resolve()
+        (root / ".ctxward").mkdir()
+        try:
+            from ctxward.invariants import activate
+
+            activate(Project(root), DOCTOR_PACK, DOCTOR_SLUG)
+        except CtxwardError as exc:
+            return [Check("hooks.scratch", FAIL, "cannot set up the scratch project", str(exc))]
+        run_env = {**env, "CLAUDE_PROJECT_DIR": str(root)}
+        for run in _runs(wired, hosts, env, root):
+            checks.append(_run_one(run, root, run_env))
+    return checks
+
+
+def _run_one(run: _Run, root: Path, env: Mapping[str, str]) -> Check:
+    ident = f"hook.{run.host}.{run.event}"
+    shown = " ".join(run.argv[2:] if run.argv[:2] == ["/bin/sh", "-c"] else run.argv)
+    title = f"{run.host} {run.event}: `{shown}`"
+    fix = (
+        "ctxward doctor --json shows the details; ctxward hook EVENT < payload.json runs it by hand"
+    )
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            run.argv,
+            input=json.dumps(run.payload).encode("utf-8"),
+            capture_output=True,
+            timeout=run.timeout,
+            cwd=root,
+            env=dict(env),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Check(ident, FAIL, title, f"no answer within its timeout of {run.timeout:g} s", fix)
+    except OSError as exc:
+        return Check(ident, FAIL, title, f"cannot start: {exc.strerror or exc}", fix)
+    seconds = time.monotonic() - started
+    stderr = " ".join(done.stderr.decode("utf-8", "replace").split())[:300]
+    if done.returncode != 0:
+        return Check(ident, FAIL, title, f"exit {done.returncode}: {stderr or 'no message'}", fix)
+    stdout = done.stdout.decode("utf-8", "replace")
+    answer: Any = None
+    if stdout.lstrip().startswith("{"):
+        try:
+            answer = json.loads(stdout)
+        except json.JSONDecodeError as exc:
+            return Check(ident, FAIL, title, f"stdout is not valid JSON: {exc.msg}", fix)
+    expected = _EXPECTED_KEY.get((run.host, run.event))
+    if expected and not (isinstance(answer, dict) and answer.get(expected)):
+        return Check(ident, FAIL, title, f"answered without {expected!r} for an active rule", fix)
+    if isinstance(answer, dict) and (
+        answer.get("hookSpecificOutput", {}).get("permissionDecision") == "deny" or "deny" in answer
+    ):
+        return Check(ident, FAIL, title, "denied a small, well-formed dispatch", fix)
+    detail = f"answered in {seconds:.2f} s (timeout {run.timeout:g} s)"
+    if seconds > SLOW_SECONDS:
+        return Check(ident, WARN, title, detail + f"; slower than {SLOW_SECONDS:g} s", "")
+    return Check(ident, OK, title, detail)
+
+
+# --- plans and thresholds --------------------------------------------------------------------
+
+
+def _plan_checks(project: Project) -> list[Check]:
+    from ctxward import watch
+
+    reports: list[watch.Report] = []
+    plans = watch.readable_plans(project, reports)
+    checks = [
+        Check(f"plan.{r.plan}.read", FAIL, f"plan {r.plan}: cannot be read", r.detail)
+        for r in reports
+    ]
+    if not plans and not reports:
+        return [Check("plans", INFO, "no active plans")]
+    for plan in plans:
+        drifts = watch.plan_drifts(project, plan)
+        bad = [d for d in drifts if d.state not in ("same", "no-path")]
+        if not bad:
+            checks.append(
+                Check(
+                    f"plan.{plan.slug}.drift",
+                    OK,
+                    f"plan {plan.slug}: {len(drifts)} section(s) match their skills' frontmatter",
+                )
+            )
+        for found in bad:
+            checks.append(_drift_check(project, found))
+        state = plan.payload_state()
+        checks.append(
+            Check(
+                f"plan.{plan.slug}.payload",
+                OK if state == "fresh" else WARN,
+                f"plan {plan.slug}: payload {state}",
+                "" if state == "fresh" else "PreCompact distills it again before a compaction",
+                "" if state == "fresh" else "ctxward watch --once",
+            )
+        )
+    return checks
+
+
+def _drift_check(project: Project, found: Any) -> Check:
+    where = project.relative(found.skill_path) if found.skill_path else "?"
+    ident = f"plan.{found.plan}.drift.{found.section}"
+    if found.state == "changed":
+        detail = f"{where}: +{len(found.added)} rule(s), -{len(found.removed)} rule(s)"
+        return Check(
+            ident,
+            FAIL,
+            f"plan {found.plan}: skill {found.section} changed since it was activated",
+            detail,
+            "ctxward watch --once (activates the skill again into the plan)",
+        )
+    return Check(
+        ident,
+        FAIL,
+        f"plan {found.plan}: skill {found.section}: {found.state}",
+        f"{where}: {found.problem}",
+        f"restore {where}, or: ctxward activate SKILL --slug {found.plan}",
+    )
+
+
+def _thresholds(project: Project) -> tuple[Check, dict[str, Any]]:
+    from ctxward import thresholds
+    from ctxward.config import Config, load
+
+    settings: Config | None = None
+    try:
+        settings = load(project)
+    except CtxwardError as exc:
+        check = Check("config", FAIL, ".ctxward/config.yaml cannot be used", str(exc))
+    else:
+        where = settings.source or "defaults (no .ctxward/config.yaml)"
+        check = Check("config", OK, f"config loads: {where}")
+    capacity = thresholds.DEFAULT_CAPACITY_BYTES
+    by_agent: dict[str, int] = {}
+    source = None
+    if settings is not None:
+        capacity = settings.dispatch.capacity_bytes
+        by_agent = dict(settings.dispatch.capacity_by_agent)
+        source = settings.source
+    return check, {
+        "capacityBytes": capacity,
+        "capacityByAgent": by_agent,
+        "source": source,
+        "tiers": thresholds.table(capacity),
+    }

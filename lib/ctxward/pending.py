@@ -1,0 +1,173 @@
+"""Invariants a compaction summary lost, waiting for the next prompt: one file per session.
+
+PostCompact knows which active rules the summary dropped (the survival report), but its output
+reaches nobody. It leaves the re-injection here, rendered and scrubbed, at
+`.ctxward/pending/<session id>.json`; the next UserPromptSubmit of that session hands the text
+to the model once (`take`) and the file is gone.
+
+The UserPromptSubmit side runs on every prompt, so it is standard library only and costs one
+`stat` of a path derived from the session id (`pending_path`) when nothing is pending. An id that
+is unsafe as a file name (a slash, `..`, a NUL, too long) is replaced by a hash of it, the same
+scheme as the survival reports (`ctxward.survival.report_name`).
+
+The file: `{"session_id", "report", "rules": [{"slug", "skill", "rule"}], "context"}`, where
+`context` is the additionalContext to inject, already within the injection limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+
+from ctxward.errors import CtxwardError
+
+# `typing.TYPE_CHECKING` without importing typing: UserPromptSubmit imports this on every prompt.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ctxward.invariants import Plan, RuleRef
+    from ctxward.project import Project
+
+PENDING_DIRNAME = "pending"
+STALE_DAYS = 14  # a session that never sent another prompt: its file is removed after this
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_TAKEN = ".taken-"
+
+
+def safe_id(session_id: str) -> str:
+    """`session_id` when it is safe as a file name, else `id-` and 16 hex digits of its sha256."""
+    if _SAFE_ID.fullmatch(session_id):
+        return session_id
+    return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def pending_dir(project: Project) -> Path:
+    return project.state_dir / PENDING_DIRNAME
+
+
+def pending_path(project: Project, session_id: str) -> Path:
+    """Where `session_id`'s pending re-injection lives (it may not exist)."""
+    return pending_dir(project) / f"{safe_id(session_id)}.json"
+
+
+def take(project: Project, session_id: str) -> dict[str, Any] | None:
+    """Claim and remove the session's pending entry; None when there is none (one stat).
+
+    Claiming is a rename, so two prompts racing get the entry once between them. A file that is
+    not a pending entry is removed and reported (CtxwardError), never injected.
+    """
+    path = pending_path(project, session_id)
+    if not path.is_file():
+        return None
+    claimed = path.with_name(f"{path.name}{_TAKEN}{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None  # another prompt took it first
+    try:
+        raw = claimed.read_bytes()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            claimed.unlink()
+    entry = _parse(raw)
+    if entry is None:
+        raise CtxwardError(f"{project.relative(path)}: not a pending re-injection; removed it")
+    return entry
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("context"), str):
+        return None
+    if not entry["context"].strip():
+        return None
+    return entry
+
+
+# --- the PostCompact side (may import the rest of ctxward) ------------------------------------
+
+
+def remember_lost(
+    project: Project,
+    session_id: str,
+    plans: Sequence[Plan],
+    missing: Sequence[RuleRef],
+    *,
+    report: Path | None = None,
+) -> Path | None:
+    """Leave the rules the summary lost for the next prompt; clear the entry when none were.
+
+    The text names only the lost rules, as a fact (SessionStart(compact) has already restated
+    every rule); it is scrubbed, and kept within `injection.limit_chars` (the rest is offloaded
+    and the preview names the file). Returns the entry's path, or None when nothing is pending.
+    """
+    path = pending_path(project, session_id)
+    if not missing:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return None
+    from ctxward.config import load
+    from ctxward.fsutil import atomic_write, locked
+    from ctxward.offload import render_rules_within
+    from ctxward.scrub import scrub
+
+    lost = _only(plans, missing)
+    limit = load(project).injection.limit_chars
+    where = project.relative(report) if report is not None else ""
+    text = render_rules_within(
+        project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
+    )
+    context, _ = scrub(text)
+    entry = {
+        "session_id": session_id,
+        "report": where,
+        "rules": [{"slug": r.slug, "skill": r.skill, "rule": r.rule} for r in missing],
+        "context": context,
+    }
+    body = json.dumps(entry, ensure_ascii=False, indent=2) + "\n"
+    with locked(path, project.locks_dir):
+        atomic_write(path, body, validate=_validate)
+    _remove_stale(project)
+    return path
+
+
+def _only(plans: Sequence[Plan], missing: Sequence[RuleRef]) -> list[Plan]:
+    """The plans cut down to the `missing` rules, in their order; emptied sections dropped."""
+    import dataclasses
+
+    wanted = {(ref.slug, ref.skill, ref.rule) for ref in missing}
+    kept = []
+    for plan in plans:
+        sections = []
+        for section in plan.sections:
+            rules = tuple(r for r in section.rules if (plan.slug, section.skill, r) in wanted)
+            if rules:
+                sections.append(dataclasses.replace(section, rules=rules))
+        if sections:
+            kept.append(dataclasses.replace(plan, sections=tuple(sections)))
+    return kept
+
+
+def _validate(data: bytes) -> None:
+    if _parse(data) is None:
+        raise CtxwardError("pending re-injection: the file did not read back as one")
+
+
+def _remove_stale(project: Project) -> None:
+    """Entries no prompt came for (and claims a crash left behind), older than STALE_DAYS."""
+    cutoff = time.time() - STALE_DAYS * 86_400
+    for candidate in pending_dir(project).iterdir():
+        with contextlib.suppress(OSError):
+            if candidate.stat().st_mtime < cutoff:
+                candidate.unlink()
