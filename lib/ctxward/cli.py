@@ -290,6 +290,11 @@ from ctxward.commands import dispatch as dispatch_commands  # noqa: E402
 
 for _command in dispatch_commands.COMMANDS:
     cli.add_command(_command)
+from ctxward.commands import install as install_commands  # noqa: E402
+from ctxward.commands import watch as watch_commands  # noqa: E402
+
+for _command in [*install_commands.COMMANDS, *watch_commands.COMMANDS]:
+    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> int:

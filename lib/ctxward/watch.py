@@ -496,11 +496,11 @@ class Watcher:
         if self._observer is not None:
             self._schedule()
 
-    def _schedule(self) -> None:
-        """Watch each place that exists; for a missing one, its nearest existing parent."""
-        observer = self._observer
-        if observer is None:
-            return
+    def planned_folders(self) -> list[Path]:
+        """The folders `start` will watch (a missing place is watched through its parent)."""
+        return sorted(self._wanted())
+
+    def _wanted(self) -> dict[Path, bool]:
         layout = self.layout
         wanted: dict[Path, bool] = {}
         for folder, recursive in layout.watch_roots().items():
@@ -510,6 +510,14 @@ class Watcher:
             parent = _nearest_existing(folder, layout.root)
             if parent is not None:
                 wanted.setdefault(parent, False)
+        return wanted
+
+    def _schedule(self) -> None:
+        """Watch each place that exists; for a missing one, its nearest existing parent."""
+        observer = self._observer
+        if observer is None:
+            return
+        wanted = self._wanted()
         for path in list(self._watches):
             if path not in wanted or not path.is_dir():
                 watch = self._watches.pop(path)

@@ -34,22 +34,20 @@ def scope_option(*scopes: str) -> Callable[[F], F]:
     )
 
 
-def _show(result: Any, as_json: bool) -> None:
-    from ctxward.install import diff
+def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
+    from ctxward.install import diff, label_of
 
     if as_json:
         echo_json(result.as_dict())
         return
-    project = None
-    backup = result.backup.name if result.backup is None else str(result.backup)
-    left_out = any(change.action in ("skipped", "removed") and change.reason for change in result.changes)
+    backup = label_of(result.backup, project_of(ctx)) if result.backup else ""
+    left_out = any(c.action in ("skipped", "removed") and c.reason for c in result.changes)
     text = render(
         "install/result.txt.j2",
         r=result,
         diff=diff(result) if result.dry_run else [],
         backup=backup,
         left_out=left_out,
-        project=project,
     )
     click.echo(text, nl=False)
 
@@ -90,7 +88,7 @@ def install_claude(
 
     version = detect_claude_version(claude_version)
     result = run("claude", scope, project_of(ctx), dry_run=dry_run, claude_version=version)
-    _show(result, as_json)
+    _show(ctx, result, as_json)
 
 
 @install.command("opencode")
@@ -108,7 +106,7 @@ def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: boo
     """
     from ctxward.install import install as run
 
-    _show(run("opencode", scope, project_of(ctx), dry_run=dry_run), as_json)
+    _show(ctx, run("opencode", scope, project_of(ctx), dry_run=dry_run), as_json)
 
 
 @install.command("codex")
@@ -126,7 +124,7 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
     """
     from ctxward.install import install as run
 
-    _show(run("codex", scope, project_of(ctx), dry_run=dry_run), as_json)
+    _show(ctx, run("codex", scope, project_of(ctx), dry_run=dry_run), as_json)
 
 
 @click.group(cls=Group)
@@ -148,7 +146,7 @@ def _uninstall_command(host: str, scopes: tuple[str, ...]) -> click.Command:
     def command(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
         from ctxward.install import uninstall as run
 
-        _show(run(host, scope, project_of(ctx), dry_run=dry_run), as_json)
+        _show(ctx, run(host, scope, project_of(ctx), dry_run=dry_run), as_json)
 
     command.help = (
         f"Remove ctxward's {host} wiring from the file `ctxward install {host}` writes.\n\n"
