@@ -168,8 +168,11 @@ def diagnose(
                 "ctxward install claude (or: ctxward install opencode / ctxward install codex)",
             )
         )
+    programs: dict[str, list[str]] = {}
     for host in sorted(wired_hosts):
-        checks.append(_entry_point_check(host, env))
+        programs.setdefault(_program(host, env), []).append(host)
+    for program, hosts in programs.items():
+        checks.append(_entry_point_check(program, hosts, env))
     if run_hooks:
         checks += _run_hooks(wired, wired_hosts, env)
     checks += _plan_checks(project)
@@ -338,17 +341,21 @@ def _check_plugin(
     return True
 
 
-def _entry_point_check(host: str, env: Mapping[str, str]) -> Check:
-    program = install.ENTRY_POINTS[host]
+def _program(host: str, env: Mapping[str, str]) -> str:
     if host == install.OPENCODE and env.get("CTXWARD_BIN"):
-        program = env["CTXWARD_BIN"]
+        return env["CTXWARD_BIN"]
+    return install.ENTRY_POINTS[host]
+
+
+def _entry_point_check(program: str, hosts: list[str], env: Mapping[str, str]) -> Check:
     found = shutil.which(program, path=env.get("PATH"))
+    names = ", ".join(hosts)
     if found:
-        return Check(f"path.{host}", OK, f"`{program}` resolves on PATH", found)
+        return Check(f"path.{program}", OK, f"`{program}` resolves on PATH (for {names})", found)
     return Check(
-        f"path.{host}",
+        f"path.{program}",
         FAIL,
-        f"`{program}` is not on PATH: {host}'s hooks cannot start",
+        f"`{program}` is not on PATH: the {names} hooks cannot start",
         "checked this shell's PATH; the host's own PATH may differ",
         "pipx install ctxward (or put the venv's bin/ folder on PATH)",
     )

@@ -20,11 +20,12 @@ Merging a JSON file:
   the canonical wiring (in place when they already form a group of their own, else appended);
   uninstall removes exactly those, then the groups, event lists and `hooks` object that removing
   them left empty. Every other key, event, group and handler stays where it was.
-- The file is written back with its own indentation (2 or 4 spaces, tabs, or none), key order,
-  trailing newline and ASCII escaping; a file hand-formatted some other way is normalised to
-  its detected indentation (`reformatted` says so). A backup of the previous bytes is written
-  next to it first (`<name>.<UTC time>.ctxward-backup`). Nothing changed, nothing written: a
-  second install is a no-op.
+- The file is written back with its own formatting (`rewrite`): every value that did not
+  change is copied from the original text verbatim (inline objects, alignment, escapes, key
+  order, the final newline); only the objects and lists that changed are written anew, with
+  the file's indentation (2 or 4 spaces, tabs, or none). A backup of the previous bytes is
+  written next to it first (`<name>.<UTC time>.ctxward-backup`). Nothing changed, nothing
+  written: a second install is a no-op.
 
 Claude Code versions: a settings file naming an event the running Claude Code does not know
 disables every hook in that file (seen with 2.0.77 and PostCompact). So install writes only
@@ -351,6 +352,110 @@ def detect_style(text: str) -> JsonStyle:
     )
 
 
+@dataclass(slots=True)
+class _Node:
+    """A JSON value's place in the original text (objects and arrays keep their children's)."""
+
+    start: int
+    end: int
+    value: Any
+    keys: dict[str, _Node] | None = None
+    items: list[_Node] | None = None
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _parse_spans(text: str, index: int = 0) -> _Node:
+    """Parse already-validated JSON, remembering where every value sits in `text`."""
+    index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
+    char = text[index]
+    if char not in "{[":
+        value, end = _DECODER.raw_decode(text, index)
+        return _Node(index, end, value)
+    start, closing = index, "}" if char == "{" else "]"
+    keys: dict[str, _Node] = {}
+    items: list[_Node] = []
+    index = _SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    while text[index] != closing:
+        if char == "{":
+            key, index = _DECODER.raw_decode(text, index)
+            index = _SPACE.match(text, index).end() + 1  # type: ignore[union-attr]  # past ':'
+            child = _parse_spans(text, index)
+            keys[key] = child
+        else:
+            child = _parse_spans(text, index)
+            items.append(child)
+        index = _SPACE.match(text, child.end).end()  # type: ignore[union-attr]
+        if text[index] == ",":
+            index = _SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    if char == "{":
+        value = {key: node.value for key, node in keys.items()}
+        return _Node(start, index + 1, value, keys=keys)
+    return _Node(start, index + 1, [node.value for node in items], items=items)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with the same types and the same key order (so the original text still fits)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[key], b[key]) for key in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def rewrite(text: str, data: Any, style: JsonStyle) -> str:
+    """`data` as JSON text that reuses `text` verbatim for every value that did not change.
+
+    Only the objects and arrays that changed are written anew, with the file's indentation;
+    everything else (inline objects, aligned entries, escapes, number spellings) is copied.
+    """
+    if not text.strip():
+        return style.dumps(data)
+    root = _parse_spans(text)
+    return text[: root.start] + _emit(text, data, root, 0, style) + text[root.end :]
+
+
+def _emit(text: str, value: Any, node: _Node | None, level: int, style: JsonStyle) -> str:
+    if node is not None and _same(value, node.value):
+        return text[node.start : node.end]
+    if not isinstance(value, (dict, list)) or not value:
+        fresh = json.dumps(
+            value, indent=style.indent, separators=style.separators, ensure_ascii=style.ensure_ascii
+        )
+        return fresh.replace("\n", "\n" + (style.indent or "") * level)
+    parts: list[str] = []
+    if isinstance(value, dict):
+        keys = node.keys if node is not None and node.keys is not None else {}
+        for key, item in value.items():
+            name = json.dumps(key, ensure_ascii=style.ensure_ascii)
+            child = _emit(text, item, keys.get(key), level + 1, style)
+            parts.append(name + style.separators[1] + child)
+        opening, closing = "{", "}"
+    else:
+        unused = list(node.items) if node is not None and node.items is not None else []
+        for item in value:
+            match = next((n for n in unused if _same(item, n.value)), None)
+            if match is not None:
+                unused.remove(match)
+            parts.append(_emit(text, item, match, level + 1, style))
+        opening, closing = "[", "]"
+    if style.indent is None:
+        return opening + style.separators[0].join(parts) + closing
+    inner = style.indent * (level + 1)
+    return (
+        opening
+        + "\n"
+        + ",\n".join(inner + part for part in parts)
+        + "\n"
+        + style.indent * level
+        + closing
+    )
+
+
 def _comment_at(text: str) -> int | None:
     """The line of the first `//` or `/*` outside a JSON string, None when there is none."""
     in_string = False
@@ -587,7 +692,6 @@ class Result:
     written: bool = False
     removed: bool = False
     backup: Path | None = None
-    reformatted: bool = False
     version: ClaudeVersion | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -606,7 +710,6 @@ class Result:
             "written": self.written,
             "removed": self.removed,
             "backup": str(self.backup) if self.backup else None,
-            "reformatted": self.reformatted,
             "changes": [
                 {"event": c.event, "action": c.action, "reason": c.reason or None}
                 for c in self.changes
@@ -731,8 +834,7 @@ def _finish_json(
     if after == before and result.existed:
         result.after = text
         return
-    result.after = style.dumps(after)
-    result.reformatted = bool(text.strip()) and style.dumps(before) != text
+    result.after = rewrite(text, after, style)
     if result.dry_run or result.after == text:
         return
     if result.existed and text:

@@ -31,10 +31,11 @@ Whatever a budget cut is kept under `dropped:` in the same file.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -385,8 +386,9 @@ class _Extractor:
         self.skills = _Category()
         self.patterns = _Category()
         self.levels: list[str] = []
-        self.stack: Counter[str] = Counter()
-        self.stack_order: dict[str, int] = {}
+        self.stack: Counter[str] = Counter()  # technology -> mentions
+        self.stack_order: dict[str, int] = {}  # technology -> first mention
+        self.versions: dict[str, str] = {}  # technology -> the first version named with it
         self.skill_uses: Counter[str] = Counter()
 
     def add(self, record: Any) -> None:
@@ -429,29 +431,29 @@ class _Extractor:
     def _count(self, message: Any) -> None:
         size = len(message.text.encode("utf-8"))
         for use in message.tool_uses:
-            size += len(repr(use.input).encode("utf-8"))
+            size += len(json.dumps(use.input, ensure_ascii=False).encode("utf-8"))
         for result in message.tool_results:
             size += result.size
         self.content_bytes += size
 
     def _sentence(self, sentence: str, role: str) -> None:
-        if sentence.endswith("?") or _GREETING.match(sentence) and len(_words(sentence)) < 3:
+        if sentence.endswith("?") or (_GREETING.match(sentence) and len(_words(sentence)) < 3):
             return
         n = self.messages
         for match in _STACK.finditer(sentence):
             name = _STACK_ALIASES.get(match.group(1), match.group(1))
-            tech = f"{name} {match.group(2)}" if match.group(2) else name
             self.stack[name] += 1
             self.stack_order.setdefault(name, len(self.stack_order))
             if match.group(2):
-                self.stack_order[tech] = self.stack_order[name]
-                self.stack[tech] += 1
+                self.versions.setdefault(name, match.group(2))
         if _COMPLETED.search(sentence):
             self._complete(sentence)
         if _ACTION.search(sentence):
             self.actions.add(_condense(sentence), n, sentence)
         elif _ERROR.search(sentence) and not _FIX_LEAD.match(_FILLER.sub("", sentence)):
-            self.errors.add(_condense(sentence, ERROR_CHARS), n, sentence)
+            item = self.errors.add(_condense(sentence, ERROR_CHARS), n, sentence)
+            if item is not None and _FIX.search(sentence):
+                item.fixed = True  # the error and its fix in one sentence
         elif _FIX.search(sentence):
             self._fix(sentence, n)
         elif _DECISION.search(sentence):
@@ -501,21 +503,14 @@ class _Extractor:
         if not self.levels or self.levels[-1] != level:
             self.levels.append(level)
 
-    def finish(self, session_id: str) -> Extraction:
-        ranked = sorted(
-            (name for name in self.stack if " " not in name or name[-1].isdigit()),
-            key=lambda name: (-self.stack[name.split(" ")[0]], self.stack_order[name], name),
-        )
-        stack: list[str] = []
-        for name in ranked:  # "PostgreSQL 16" stands for "PostgreSQL"
-            base = name.split(" ")[0] if name[-1].isdigit() else name
-            if any(kept.split(" ")[0] == base for kept in stack):
-                continue
-            versions = [n for n in ranked if n != base and n.split(" ")[0] == base]
-            stack.append(versions[0] if versions and base == name else name)
+    def finish(self, session_id: str, fallback: str) -> Extraction:
+        ranked = sorted(self.stack, key=lambda name: (-self.stack[name], self.stack_order[name]))
+        stack = [
+            f"{name} {self.versions[name]}" if name in self.versions else name for name in ranked
+        ]
         errors = tuple(item.text for item in self.errors.items)
         return Extraction(
-            session_id=session_id or self.session_id,
+            session_id=session_id or self.session_id or fallback,
             started=self.started,
             ended=self.ended,
             token_count=math.ceil(self.content_bytes / 4),
@@ -529,8 +524,10 @@ class _Extractor:
             pattern=self.architecture.items[0].text if self.architecture.items else "",
             stack=tuple(stack[:STACK_SIZE]),
             skill_updates=tuple(
-                [f"{name}: used{f' ×{count}' if count > 1 else ''}" for name, count in
-                 self.skill_uses.most_common()]
+                [
+                    f"{name}: used{f' ×{count}' if count > 1 else ''}"
+                    for name, count in self.skill_uses.most_common()
+                ]
                 + self.skills.texts()
             ),
             patterns=tuple(self.patterns.texts()),
@@ -551,7 +548,7 @@ def extract(path: Path, session_id: str = "") -> Extraction:
         walker.add(record)
     if not stats.known and stats.lines:
         raise BadInput(f"{path}: not a Claude Code transcript (no user or assistant records)")
-    return walker.finish(session_id or path.stem)
+    return walker.finish(session_id, path.stem)
 
 
 def _timestamp(value: str) -> datetime | None:
@@ -626,12 +623,13 @@ class Summary:
 
 def _q(text: str) -> str:
     """`text` as a YAML double-quoted scalar (JSON's escapes, plus YAML's line breaks)."""
-    import json
-
     quoted = json.dumps(text, ensure_ascii=False)
-    return "".join(
-        ch if ch.isprintable() or ch == " " else f"\\u{ord(ch):04x}" for ch in quoted
-    )
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in quoted)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _model(summary: Summary) -> dict[str, Any]:
@@ -666,18 +664,14 @@ def _tokens(summary: Summary) -> int:
 
 
 def _category_tokens(summary: Summary, name: str) -> int:
-    """What one lower category adds to the block, in estimated tokens."""
-    empty = {
-        "preferences": {"preferences": ()},
-        "level": {"level": ""},
-        "architecture": {"pattern": "", "stack": ()},
-        "skill_updates": {"skill_updates": ()},
-        "patterns": {"patterns": ()},
-    }[name]
-    alone = replace(summary, preferences=(), level="", pattern="", stack=(), skill_updates=())
-    alone = replace(alone, patterns=())
-    with_it = replace(alone, **{k: getattr(summary, k) for k in empty})
-    return _tokens(with_it) - _tokens(alone)
+    """The estimated tokens of one lower category's content (the seed's "Max Tokens")."""
+    if name == "architecture":
+        items: tuple[str, ...] = (summary.pattern, ", ".join(summary.stack))
+    elif name == "level":
+        items = (summary.level,)
+    else:
+        items = getattr(summary, name)
+    return estimate_tokens("".join(items))
 
 
 class _Budget:
@@ -692,12 +686,16 @@ class _Budget:
         if kept:
             self.dropped.setdefault(name, [])[:0] = kept
 
-    def cut(self, name: str) -> bool:
-        """Remove one entry of a lower category (its last); False when it is already empty."""
+    def cut(self, name: str, *, whole: bool = False) -> bool:
+        """Remove one entry of a lower category (its last), or all of it when `whole`.
+
+        False when the category is already empty.
+        """
         s = self.summary
         if name == "patterns" and s.patterns:
-            self._drop(name, s.patterns)  # the seed drops the lowest priority whole
-            self.summary = replace(s, patterns=())
+            cut = s.patterns if whole else s.patterns[-1:]
+            self._drop(name, cut)
+            self.summary = replace(s, patterns=s.patterns[: len(s.patterns) - len(cut)])
         elif name == "architecture" and s.stack:
             self._drop("architecture", ["stack: " + s.stack[-1]])
             self.summary = replace(s, stack=s.stack[:-1])
@@ -723,7 +721,7 @@ class _Budget:
             while _category_tokens(self.summary, name) > MAX_TOKENS[name] and self.cut(name):
                 pass
         while self.over():  # seed 001: patterns, then architecture and skill updates by turns
-            progressed = self.cut("patterns")
+            progressed = self.cut("patterns", whole=True)  # the seed empties the lowest
             if self.over():
                 progressed = self.cut("architecture") or progressed
             if self.over():
@@ -1047,7 +1045,3 @@ def as_dict(summary: Summary) -> dict[str, Any]:
         if getattr(summary, name):
             block[name] = list(getattr(summary, name))
     return block
-
-
-def _unused(_: Sequence[str]) -> None:  # pragma: no cover - keeps Sequence imported for mypy
-    return None

@@ -177,14 +177,15 @@ def refresh_payload(project: Project, folder: Path) -> Report | None:
     """Distill the plan in `folder` when its payload is missing or stale."""
     try:
         plan = load_plan(folder)
-        if plan.payload_state() == "fresh" or not distill(project, plan):
+        state = plan.payload_state()
+        if state == "fresh" or not distill(project, plan):
             return None
     except FileNotFoundError:
         return None  # the plan went away (completed) meanwhile
     except _EXPECTED as exc:
         path = project.relative(folder / INVARIANTS_FILE)
         return Report("problem", path, plan=folder.name, detail=str(exc))
-    return Report("distilled", project.relative(plan.payload_path), plan=plan.slug)
+    return Report("distilled", project.relative(plan.payload_path), plan=plan.slug, detail=state)
 
 
 def record_new_artifact(project: Project, path: Path) -> Report | None:

@@ -18,7 +18,9 @@ The reply is chosen from the conversation, first rule that matches wins:
     The last user message carries a ``tool_result``. Reply with a text that quotes it.
 ``dispatch``
     The last user message contains ``E2E_DISPATCH_BYTES=<n>``. Reply with an ``Agent`` tool_use
-    whose prompt is exactly n bytes (UTF-8) and runs in the foreground.
+    whose prompt is exactly n bytes (UTF-8) and runs in the foreground. The prompt is made of
+    short paragraphs (under 1 KB, blank lines between), which no offload can move to a file;
+    ``E2E_DISPATCH_SHAPE=paste`` makes it the first line, a blank line, then one pasted chunk.
 ``text``
     Anything else: a plain text reply.
 
@@ -44,6 +46,7 @@ COMPACT_MARKER = "Your task is to create a detailed summary of the conversation 
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH_BYTES = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
+PASTE_SHAPE = "E2E_DISPATCH_SHAPE=paste"
 DEFAULT_INPUT_TOKENS = 1000
 
 
@@ -113,9 +116,7 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         )
         return Reply("after_tool_result", _text(text), tokens)
     if dispatch := DISPATCH_BYTES.search(prompt):
-        size = int(dispatch.group(1))
-        head = f"{SUBAGENT_MARKER}: reply DONE.\n"
-        task = head + "x" * max(0, size - len(head.encode()))
+        task = dispatch_prompt(int(dispatch.group(1)), paste=PASTE_SHAPE in prompt)
         call = {
             "type": "tool_use",
             "id": f"toolu_mock{next(ids):06d}",
@@ -129,6 +130,16 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         }
         return Reply("dispatch", [call], tokens)
     return Reply("text", _text(f"MOCK_REPLY to: {prompt[:200]!r}"), tokens)
+
+
+def dispatch_prompt(size: int, *, paste: bool) -> str:
+    """An ASCII prompt of exactly `size` bytes that starts with the sub-agent marker."""
+    head = f"{SUBAGENT_MARKER}: reply DONE.\n\n"
+    if paste:
+        return head + "x" * max(0, size - len(head))
+    paragraph = "filler line for a large dispatch prompt, lorem ipsum dolor sit amet.\n" * 12
+    body = (paragraph + "\n") * (size // (len(paragraph) + 1) + 1)
+    return (head + body)[:size]
 
 
 def _stop_reason(reply: Reply) -> str:
