@@ -92,7 +92,13 @@ def test_unsafe_session_id_stays_inside_the_compactions_dir(
     assert re.fullmatch(r"id-[0-9a-f]{16}-\d{8}T\d{12}Z\.json", path.name)
     assert json.loads(path.read_text(encoding="utf-8"))["session_id"] == session_id
     after = sorted(p for p in tmp_path.rglob("*") if ".git" not in p.parts)
-    assert set(after) - set(before) == {path.parent, path}
+    # Every rule was lost, so they also wait for the next prompt, under the same hashed name.
+    pending = project / ".ctxward" / "pending" / (path.name[: len("id-") + 16] + ".json")
+    assert json.loads(pending.read_text(encoding="utf-8"))["session_id"] == session_id
+    new = set(after) - set(before) - set((tmp_path / "home").rglob("*"))  # jinja2's cache
+    locks = {p for p in new if p.parent == project / ".ctxward" / "locks"}
+    assert len(locks) == 1  # the pending entry is written under a lock
+    assert new == {path.parent, path, pending.parent, pending, *locks}
 
 
 def test_no_plans_no_report(project, load_payload, run_hook):

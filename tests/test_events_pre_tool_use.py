@@ -862,3 +862,13 @@ def test_a_checkout_without_dependencies_hands_the_payload_to_ctxward_hook(load_
 
     assert result.returncode == 0
     assert_tier(result.stdout.decode(), "emergency")  # the whole payload reached ctxward-hook
+
+
+@pytest.mark.parametrize("entry", ["script", "ctxward-hook"])
+def test_an_unusable_cwd_takes_the_full_path_not_a_traceback(load_payload, project, entry):
+    """The hot path's config probe cannot walk a cwd with a NUL byte: `run` decides instead."""
+    payload = load_payload("PreToolUse.json", cwd="/tmp/a\x00b")
+
+    code, out, err = spawn(hook_commands()[entry], payload, project)
+
+    assert (code, out, err) == (0, "", "")  # CLAUDE_PROJECT_DIR names the project: measured, ok

@@ -25,6 +25,8 @@ PINNED = {
     "post_compact.py": "PostCompact",
     "subagent_stop.py": "SubagentStop",
     "pre_tool_use.py": "PreToolUse",
+    "user_prompt_submit.py": "UserPromptSubmit",
+    "session_end.py": "SessionEnd",
 }
 
 
@@ -213,25 +215,90 @@ def test_internal_error_in_a_real_process(plan, project, load_payload, run_proce
     assert "Traceback" in (project / logged).read_text(encoding="utf-8")
 
 
+# --- the process ends with os._exit: nothing written may be lost ------------------------------
+
+_LOUD_HANDLER = """
+import runpy, sys
+target = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import ctxward.events.session_start as module
+from ctxward.hookio import Outcome
+def handle(event):
+    sys.stderr.write("ctxward: a last line, with no newline to flush it")
+    return Outcome(context="é" * 1_000_000 + " end")
+module.handle = handle
+if target == "ctxward-hook":
+    from ctxward.hookio import main
+    main()
+else:
+    sys.argv = [target]
+    runpy.run_path(target, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(
+    "target", ["ctxward-hook", str(HOOKS / "session_start.py")], ids=["hook", "script"]
+)
+def test_a_large_answer_arrives_whole_through_the_pipe(project, load_payload, target):
+    """2 MB of stdout (30 pipe buffers) and an unterminated stderr line survive the fast exit.
+
+    Buffered streams, as the hosts start hooks: stderr keeps a line without a newline in its
+    buffer until it is flushed.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOUD_HANDLER, target, str(LIB)],
+        input=json.dumps(load_payload("SessionStart.compact.json")).encode(),
+        capture_output=True,
+        timeout=20,
+        env={**env, "CLAUDE_PROJECT_DIR": str(project)},
+    )
+
+    assert done.returncode == 0
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context == "é" * 1_000_000 + " end"
+    assert done.stdout.endswith(b"}\n")
+    assert done.stderr == b"ctxward: a last line, with no newline to flush it"
+
+
+def test_an_answer_that_cannot_be_flushed_exits_1(tmp_path):
+    code = (
+        f"import io, sys; sys.path.insert(0, {str(LIB)!r})\n"
+        "from ctxward import hookio\n"
+        "class Closed(io.StringIO):\n"
+        "    def flush(self):\n"
+        "        raise BrokenPipeError(32, 'Broken pipe')\n"
+        "sys.stdout = Closed()\n"
+        "hookio._exit_process(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=20)
+
+    assert (done.returncode, done.stderr) == (1, b"")
+
+
 # --- the hot path imports nothing heavy -------------------------------------------------------
 
+# Both entries end the process with os._exit (hookio._exit_process): the probe reports from it.
 _IMPORTS = f"""
-import json, runpy, sys
+import json, os, runpy, sys
 target, report = sys.argv[1], sys.argv[2]
 sys.argv = [target]
-try:
-    if target == "ctxward-hook":
-        sys.path.insert(0, {str(LIB)!r})
-        from ctxward.hookio import main
-        code = main()
-    else:
-        runpy.run_path(target, run_name="__main__")
-        code = None
-except SystemExit as exit:
-    code = exit.code
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in {set(HEAVY)!r})
-with open(report, "w") as handle:
-    json.dump({{"code": code, "heavy": heavy}}, handle)
+exit_now = os._exit
+def finish(code):
+    heavy = sorted(m for m in sys.modules if m.split(".")[0] in {set(HEAVY)!r})
+    with open(report, "w") as handle:
+        json.dump({{"code": code, "heavy": heavy}}, handle)
+def exit_reporting(code):
+    finish(code)
+    exit_now(code)
+os._exit = exit_reporting
+if target == "ctxward-hook":
+    sys.path.insert(0, {str(LIB)!r})
+    from ctxward.hookio import main
+    main()
+else:
+    runpy.run_path(target, run_name="__main__")
+finish("returned instead of ending the process")
 """
 
 
@@ -247,8 +314,18 @@ with open(report, "w") as handle:
         (str(HOOKS / "pre_compact.py"), "PreCompact.json", {}),
         ("ctxward-hook", "PreCompact.auto.json", {}),
         ("ctxward-hook", "SessionStart.json", {}),
+        (str(HOOKS / "user_prompt_submit.py"), "UserPromptSubmit.json", {}),
+        ("ctxward-hook", "UserPromptSubmit.json", {}),
     ],
-    ids=["pre-tool-use-bash", "hook-bash", "pre-compact-no-plans", "hook-no-plans", "startup"],
+    ids=[
+        "pre-tool-use-bash",
+        "hook-bash",
+        "pre-compact-no-plans",
+        "hook-no-plans",
+        "startup",
+        "prompt-nothing-pending",
+        "hook-prompt-nothing-pending",
+    ],
 )
 def test_no_op_paths_import_no_heavy_module(
     project, tmp_path, load_payload, run_process, target, fixture, overrides

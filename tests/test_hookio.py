@@ -27,7 +27,7 @@ GARBAGE = {
     "whitespace": (b" \n\t\n", "no payload"),
     "no-event": (b'{"session_id": "s"}', "no 'hook_event_name'"),
     "event-not-a-string": (b'{"hook_event_name": ["PreCompact"]}', "no 'hook_event_name'"),
-    "unknown-event": (b'{"hook_event_name": "UserPromptSubmit"}', "unknown hook event"),
+    "unknown-event": (b'{"hook_event_name": "Stop"}', "unknown hook event"),
 }
 
 
@@ -50,10 +50,10 @@ def test_garbage_on_stdin_is_exit_1_with_one_line(run_hook, project, case):
 
 
 def test_captured_payload_of_an_unhandled_event(run_hook, load_payload):
-    code, out, err = run_hook(load_payload("UserPromptSubmit.json"))
+    code, out, err = run_hook(load_payload("Stop.json"))
 
     assert (code, out) == (1, "")
-    assert "unknown hook event 'UserPromptSubmit'" in one_line(err)
+    assert "unknown hook event 'Stop'" in one_line(err)
 
 
 @pytest.mark.parametrize(

@@ -276,8 +276,8 @@ def test_event_of_another_hook_is_refused(project):
 
 
 def test_unknown_host_is_an_input_error():
-    with pytest.raises(HookInputError, match="unknown host 'codex'"):
-        adapter_for("codex")
+    with pytest.raises(HookInputError, match="unknown host 'gemini'"):
+        adapter_for("gemini")
 
 
 # --- Outcome -> plugin answer ------------------------------------------------------------------
@@ -434,5 +434,5 @@ def test_cli_hook_with_host_opencode(plan, project, monkeypatch, capsys):
 
 
 def test_cli_hook_rejects_an_unknown_host(capsys):
-    assert cli_main(["hook", "pre-compact", "--host", "codex"]) == 2
-    assert "'codex' is not one of 'claude', 'opencode'" in capsys.readouterr().err
+    assert cli_main(["hook", "pre-compact", "--host", "gemini"]) == 2
+    assert "'gemini' is not one of 'claude', 'opencode', 'codex'" in capsys.readouterr().err

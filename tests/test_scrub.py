@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -796,3 +797,83 @@ def test_a_random_token_cannot_spell_a_placeholder_by_chance() -> None:
     assert is_placeholder(f"{SK}your-key-here")
     assert is_placeholder("YOUR_API_KEY")
     assert not is_placeholder(body)
+
+
+# -- lazy rules: the anchors gate the table ------------------------------------------------------
+
+
+def _every_rule(text: str) -> list[scrub_module.Redaction]:
+    """`find` without the anchor test: every rule runs its regex over the text."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = text.translate(scrub_module._ASCII_LOWER)
+    spans = [
+        span
+        for rule in scrub_module.RULES
+        for match in re.finditer(rule.pattern, lowered if rule.on_lowered else text)
+        for span in rule.vet(match, text, lowered)
+    ]
+    return scrub_module._merge(spans)
+
+
+def _corpus() -> list[str]:
+    docs = []
+    for seed in (1, 2, 3):
+        for case in positives(Fake(seed)):
+            docs += [wrap(case.doc) for wrap in WRAPPERS.values()]
+        docs += hard_negatives(Fake(seed))
+        docs.append(f"DB_PWD={Fake(seed).password()}")  # the rules no corpus case needs
+    return [*docs, basic_auth_case()[0]]
+
+
+def test_every_match_of_a_rule_holds_one_of_its_anchors() -> None:
+    matched = set()
+    for doc in _corpus():
+        lowered = doc.lower()
+        for rule in scrub_module.RULES:
+            haystack = lowered if rule.on_lowered else doc
+            for match in re.finditer(rule.pattern, haystack):
+                matched.add(rule.name)
+                assert rule.anchor is None or rule.anchor in match.group(0), (rule, match)
+    assert matched == {rule.name for rule in scrub_module.RULES}  # the corpus tries every rule
+
+
+def test_the_anchors_change_no_redaction_on_the_corpus() -> None:
+    for doc in _corpus():
+        assert find(doc) == _every_rule(doc), doc
+
+
+_PIECES = [
+    *{rule.anchor for rule in scrub_module.RULES if rule.anchor},
+    *("ghp_", "xoxb-", "AKIA"),
+    *("BEGIN RSA PRI" + "VATE KEY-----", "-----", "://u:", "@db", "Bearer ", "Authorization: "),
+    *("=", ": ", ":= ", '"', "'", " ", "\n", "\\n", "_", ".", "x", "-"),
+    *("Zq8vR2kLm9Tx4Wb7Nc3Pd6", "abcdefgh", "HUNTER22hunter", "A" * 16, "eyJhbGciOiJIUzI1"),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_the_anchors_change_no_redaction(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert find(text) == _every_rule(text)
+
+
+def test_import_compiles_nothing_and_a_clean_text_only_the_anchors() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, re\n"
+        "from ctxward import scrub\n"
+        "at_import = scrub._regex.cache_info().currsize\n"
+        "compiled = []\n"
+        "scrub._regex = scrub.functools.cache(lambda s: compiled.append(s) or re.compile(s))\n"
+        "scrub.scrub('plain prose: nothing to redact here, only words.\\n' * 1000)\n"
+        "names = [rule.name for rule in scrub.RULES if rule.pattern in compiled]\n"
+        "print(json.dumps([at_import, names]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert json.loads(done.stdout) == [0, ["slack_token", "aws_access_key_id"]]  # no anchor

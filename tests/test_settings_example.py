@@ -12,7 +12,16 @@ import pytest
 from ctxward.events import HANDLERS
 
 REPO = Path(__file__).resolve().parent.parent
-EVENTS = {"PreCompact", "SessionStart", "PostCompact", "SubagentStop", "PreToolUse"}
+EVENTS = {
+    "PreCompact",
+    "SessionStart",
+    "PostCompact",
+    "SubagentStop",
+    "PreToolUse",
+    "UserPromptSubmit",
+}
+# Handled, but wired by the user when wanted (README "Session compression and recovery").
+OPTIONAL = {"SessionEnd"}
 # What each event's matcher must let through, and what it must not (Claude Code matches the
 # matcher as a regular expression against the trigger / source / tool name).
 MATCHES = {
@@ -41,7 +50,7 @@ def config(request):
 
 
 def test_every_handled_event_is_wired(config):
-    assert set(config["hooks"]) == EVENTS == set(HANDLERS)
+    assert set(config["hooks"]) == EVENTS == set(HANDLERS) - OPTIONAL
 
 
 @pytest.mark.parametrize("event", sorted(MATCHES))
@@ -58,8 +67,9 @@ def test_exact_matchers_the_design_names(config):
     assert config["hooks"]["PreToolUse"][0]["matcher"] == "Agent|Task"
 
 
-def test_subagent_stop_has_no_matcher(config):
-    (group,) = config["hooks"]["SubagentStop"]
+@pytest.mark.parametrize("event", ["SubagentStop", "UserPromptSubmit"])
+def test_events_without_a_matcher(config, event):
+    (group,) = config["hooks"][event]
     assert group.get("matcher") in (None, "", "*")
 
 
@@ -73,6 +83,13 @@ def test_settings_example_calls_the_argv_free_entry_point():
                 "timeout": hook["timeout"],
             }
             assert 0 < hook["timeout"] <= 60
+
+
+def test_the_readme_quickstart_shows_settings_example_json():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"merge `settings\.example\.json`.*?```json\n(.*?)```", readme, re.DOTALL)
+    assert found, "README's Quickstart has no ```json block after 'merge `settings.example.json`'"
+    assert json.loads(found.group(1)) == load("settings.example.json")
 
 
 def test_ctxward_hook_is_a_declared_console_script():

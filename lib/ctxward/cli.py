@@ -21,6 +21,8 @@ HOOK_EVENTS = {
     "post-compact": "PostCompact",
     "subagent-stop": "SubagentStop",
     "pre-tool-use": "PreToolUse",
+    "user-prompt-submit": "UserPromptSubmit",
+    "session-end": "SessionEnd",
 }
 
 
@@ -290,6 +292,12 @@ from ctxward.commands import dispatch as dispatch_commands  # noqa: E402
 
 for _command in dispatch_commands.COMMANDS:
     cli.add_command(_command)
+from ctxward.commands.bank import bank as bank_commands  # noqa: E402
+
+cli.add_command(bank_commands)
+from ctxward.commands.session import session as session_commands  # noqa: E402
+
+cli.add_command(session_commands)
 from ctxward.commands import install as install_commands  # noqa: E402
 from ctxward.commands import watch as watch_commands  # noqa: E402
 

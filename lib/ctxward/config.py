@@ -56,12 +56,21 @@ class ScoringConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class BankConfig:
+    """The L2 memory bank (seed 000 §6, §18): the `## Completed Phases` budget, in lines."""
+
+    total_budget: int = 100  # TOTAL_BUDGET
+    phases: int = 8  # estimated phases of a feature when `bank promote --phases` is not given
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     preset: str | None = None
     dispatch: DispatchConfig = field(default_factory=DispatchConfig)
     injection: InjectionConfig = field(default_factory=InjectionConfig)
     reports: ReportsConfig = field(default_factory=ReportsConfig)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    bank: BankConfig = field(default_factory=BankConfig)
     source: str | None = None  # the file it was read from, if any
 
     def as_dict(self) -> dict[str, Any]:
@@ -89,7 +98,9 @@ def parse(data: object, source: str) -> Config:
     """Validate a parsed config mapping into a Config; BadInput names `source` and the key."""
     if data is None:
         return Config(source=source)
-    top = _mapping(data, source, {"preset", "dispatch", "injection", "reports", "scoring"})
+    top = _mapping(
+        data, source, {"preset", "dispatch", "injection", "reports", "scoring", "bank"}
+    )
     preset = top.get("preset")
     if preset is not None and preset not in PRESETS:
         raise BadInput(f"{source}: preset: {preset!r} is not one of {', '.join(PRESETS)}")
@@ -137,6 +148,7 @@ def parse(data: object, source: str) -> Config:
         injection=InjectionConfig(limit_chars=limit),
         reports=ReportsConfig(enforce=enforce),
         scoring=_parse_scoring(top.get("scoring", {}), f"{source}: scoring"),
+        bank=_parse_bank(top.get("bank", {}), f"{source}: bank"),
         source=source,
     )
 
@@ -225,3 +237,15 @@ def _parse_scoring(value: object, where: str) -> ScoringConfig:
             for receiver, score in row.items()
         }
     return ScoringConfig(keywords=tuple(keywords), ignore=ignore, relevance=relevance)
+
+
+def _parse_bank(value: object, where: str) -> BankConfig:
+    """The `bank:` section: total_budget (10..10000 lines), phases (1..100)."""
+    raw = _mapping(value or {}, where, {"total_budget", "phases"})
+    defaults = BankConfig()
+    return BankConfig(
+        total_budget=_check_int(
+            raw.get("total_budget", defaults.total_budget), f"{where}.total_budget", 10, 10_000
+        ),
+        phases=_check_int(raw.get("phases", defaults.phases), f"{where}.phases", 1, 100),
+    )

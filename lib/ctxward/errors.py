@@ -7,6 +7,7 @@ EXIT_OK = 0
 EXIT_ERROR = 1  # expected failure; for hooks: Claude Code's non-blocking error
 EXIT_BAD_INPUT = 2  # CLI only: the user's input was refused and nothing was written
 EXIT_REJECTED = 3  # CLI only: a dispatch was rejected by the guard
+EXIT_ESCALATED = 4  # CLI only: `bank promote` escalated (CRITICAL over budget); nothing written
 
 
 class CtxwardError(Exception):
@@ -26,6 +27,13 @@ class BadInput(CtxwardError):
     """The input (a file, a slug, a payload) was refused; nothing was written."""
 
     exit_code = EXIT_BAD_INPUT
+
+
+class Escalated(CtxwardError):
+    """The memory bank cannot take the promotion without a decision (seed 000 §18); nothing
+    was written. The message names the options."""
+
+    exit_code = EXIT_ESCALATED
 
 
 class HookInputError(CtxwardError):

@@ -53,7 +53,7 @@ from ctxward.errors import CtxwardError, HookInputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import IO, Any
+    from typing import IO, Any, NoReturn
 
     from ctxward.hooktypes import NOTHING as NOTHING
     from ctxward.hooktypes import Handler as Handler
@@ -65,7 +65,9 @@ MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 # names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
 DISPATCH_TOOLS = frozenset({"Agent", "Task"})
 # Events whose hookSpecificOutput Claude Code accepts (PreCompact/PostCompact reject it).
-_SPECIFIC_OUTPUT_EVENTS = frozenset({"SessionStart", "PreToolUse", "SubagentStop"})
+_SPECIFIC_OUTPUT_EVENTS = frozenset(
+    {"SessionStart", "PreToolUse", "SubagentStop", "UserPromptSubmit"}
+)
 
 
 _TYPES = frozenset({"HookEvent", "Outcome", "Handler", "NOTHING"})
@@ -266,23 +268,25 @@ def _log_traceback(event: HookEvent | None, label: str, env: Mapping[str, str]) 
         return "traceback not saved: the log folder is not writable"
 
 
-def run_script(event_name: str) -> int:
+def run_script(event_name: str) -> NoReturn:
     """Entry of hooks/<event>.py: the same path as `ctxward-hook`, pinned to one event.
 
     A plugin checkout run by a bare `python3` may lack ctxward's dependencies; when an installed
     `ctxward-hook` is on PATH, hand the payload over to it instead of failing. That check comes
     after the no-op answer, which needs none of them (it runs on every tool call).
+
+    Ends the process (`_exit_process`): never call it in-process, call `run`.
     """
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if _needs_no_answer(raw, event_name):
-        return 0
+        _exit_process(0)
     if _dependencies_missing():
         import shutil
 
         installed = shutil.which("ctxward-hook")
         if installed:
             _exec_with_stdin(installed, raw)
-    return run(event_name=event_name, stdin=io.BytesIO(raw))
+    _exit_process(run(event_name=event_name, stdin=io.BytesIO(raw)))
 
 
 def _exec_with_stdin(program: str, raw: bytes) -> None:
@@ -303,28 +307,53 @@ def _dependencies_missing() -> bool:
     return any(find_spec(name) is None for name in ("jinja2", "yaml"))
 
 
-def main() -> int:
-    """`ctxward-hook`: takes no arguments; dispatches on the payload's hook_event_name."""
-    return _run_process(None)
+def main() -> NoReturn:
+    """`ctxward-hook`: takes no arguments; dispatches on the payload's hook_event_name.
 
-
-def _run_process(event_name: str | None) -> int:
-    """A hook process: answer a PreToolUse call for a non-dispatch tool at once, else `run`."""
+    A PreToolUse call for a non-dispatch tool is answered at once, anything else by `run`. Ends
+    the process (`_exit_process`): never call it in-process, call `run`.
+    """
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-    if _needs_no_answer(raw, event_name):
-        return 0
-    return run(event_name=event_name, stdin=io.BytesIO(raw))
+    if _needs_no_answer(raw, None):
+        _exit_process(0)
+    _exit_process(run(stdin=io.BytesIO(raw)))
+
+
+def _exit_process(code: int) -> NoReturn:
+    """End a hook process with `code` now: flush stdout and stderr, skip the interpreter teardown.
+
+    Tearing down what a hook imported (Jinja2 above all) costs ~10 ms, a whole `python -c pass`
+    (bench/hook_latency.py), and does nothing a hook needs: every file ctxward writes is closed
+    and fsynced by `fsutil.atomic_write` before it returns, and the hook path registers no
+    atexit handler and starts no thread. Only the two process entries (`main`, `run_script`)
+    end this way; `run` returns its code (tests and `ctxward hook` call it in-process).
+
+    An answer that cannot be flushed (the host closed the pipe) makes it exit 1, where Python's
+    own shutdown would exit 120: the hook contract's "failed, non-blocking" code.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or a closed stream: the answer is lost
+            code = code or 1
+    os._exit(code)
 
 
 def _needs_no_answer(raw: bytes, event_name: str | None) -> bool:
-    """PreToolUse for another tool, or a small dispatch: nothing to say (standard library only)."""
-    if event_name not in (None, "PreToolUse"):
+    """PreToolUse for another tool, or a small dispatch, or a prompt with nothing pending:
+    nothing to say (standard library only)."""
+    if event_name not in (None, "PreToolUse", "UserPromptSubmit"):
         return False
     try:
         data = decode_payload(raw)
     except HookInputError:
         return False  # `run` reports it (and denies when pinned to PreToolUse)
-    if data.get("hook_event_name") != "PreToolUse":
+    name = data.get("hook_event_name")
+    if name == "UserPromptSubmit" and event_name in (None, name):
+        from ctxward.pending import nothing_pending
+
+        return nothing_pending(data, os.environ)
+    if name != "PreToolUse" or event_name not in (None, name):
         return False
     if not is_dispatch_tool(data.get("tool_name")):
         return True

@@ -106,16 +106,6 @@ EVENT_SINCE: dict[str, Version | None] = {
 ASSUMED_VERSION: Version = (2, 0, 77)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _BACKUP_SUFFIX = ".ctxward-backup"
-_HOOK_SCRIPTS = frozenset(
-    {
-        "pre_compact.py",
-        "session_start.py",
-        "post_compact.py",
-        "subagent_stop.py",
-        "pre_tool_use.py",
-        "user_prompt_submit.py",
-    }
-)
 PLUGIN_MARK = "// ctxward for OpenCode"
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -294,20 +284,17 @@ def identifies_ctxward(handler: Mapping[str, Any]) -> bool:
             return True
         if name == "ctxward" and words[index + 1 : index + 2] == ["hook"]:
             return True
-        if name in _HOOK_SCRIPTS and _is_checkout_script(word):
+        if name.endswith(".py") and _is_checkout_script(word):
             return True
     return False
 
 
 def _is_checkout_script(word: str) -> bool:
-    """`word` is `<checkout>/hooks/<event>.py` of a ctxward checkout (or the plugin root)."""
-    parts = word.replace("\\", "/").split("/")
-    if len(parts) < 2 or parts[-2] != "hooks":
-        return False
-    if parts[0] == "${CLAUDE_PLUGIN_ROOT}":
-        return False  # a plugin's hooks.json, never a settings file ctxward wrote
-    root = Path(*parts[:-2]) if len(parts) > 2 else Path(".")
-    return (root / "lib" / "ctxward").is_dir()
+    """`word` is `<checkout>/hooks/<event>.py` of a ctxward checkout (not a plugin's root)."""
+    path = Path(word.replace("\\", "/"))
+    if path.parent.name != "hooks" or word.startswith("${"):
+        return False  # ${CLAUDE_PLUGIN_ROOT}/hooks/...: a plugin's hooks.json, never ours to edit
+    return (path.parent.parent / "lib" / "ctxward").is_dir()
 
 
 # --- JSON files ------------------------------------------------------------------------------
@@ -608,6 +595,7 @@ def merge(
     """
     result = json.loads(json.dumps(data))  # a deep copy that keeps key order
     hooks = hooks_block(result, label)
+    created = hooks is None
     if hooks is None:
         hooks = {}
         result["hooks"] = hooks
@@ -636,6 +624,8 @@ def merge(
             if found:
                 _set_or_drop(hooks, event, kept)
                 changes.append(Change(event, "removed", "ctxward no longer wires this event"))
+    if created and not hooks:
+        del result["hooks"]  # everything was left out: add nothing, not even an empty block
     return result, changes
 
 
@@ -848,8 +838,13 @@ def _valid_json(data: bytes) -> None:
 
 
 def _backup(path: Path, data: bytes, now: datetime | None) -> Path:
-    stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    target = path.with_name(f"{path.name}.{stamp.strftime('%Y%m%dT%H%M%SZ')}{_BACKUP_SUFFIX}")
+    """Write `data` next to `path` as <name>.<UTC time>[-N].ctxward-backup; never overwrite one."""
+    stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.{stamp}{_BACKUP_SUFFIX}")
+    number = 1
+    while target.exists() or target.is_symlink():
+        number += 1
+        target = path.with_name(f"{path.name}.{stamp}-{number}{_BACKUP_SUFFIX}")
     atomic_write(target, data)
     return target
 

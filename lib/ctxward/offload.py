@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxward.config import InjectionConfig
 from ctxward.fsutil import atomic_write, sha256_hex
+from ctxward.hooktypes import Value
 from ctxward.project import Project
 
 if TYPE_CHECKING:  # the dispatch guard's offload path imports this module: keep it light
@@ -22,11 +22,21 @@ if TYPE_CHECKING:  # the dispatch guard's offload path imports this module: keep
 INJECTION_LIMIT = InjectionConfig().limit_chars
 
 
-@dataclass(frozen=True, slots=True)
-class Offloaded:
+class Offloaded(Value):
+    """A stored text: its file, the sha256 of its bytes, their count, and the text as stored.
+
+    A `hooktypes.Value`, not a dataclass: the dispatch guard's offload path builds it in a fresh
+    interpreter, where creating a dataclass costs ~0.6 ms.
+    """
+
+    __slots__ = ("path", "sha256", "size", "text")
     path: Path
     sha256: str
     size: int
+    text: str  # the stored text: the input, scrubbed
+
+    def __init__(self, path: Path, sha256: str, size: int, text: str) -> None:
+        self._set(path=path, sha256=sha256, size=size, text=text)
 
 
 def offload(project: Project, text: str, ext: str = "md") -> Offloaded:
@@ -36,11 +46,12 @@ def offload(project: Project, text: str, ext: str = "md") -> Offloaded:
     """
     from ctxward.scrub import redact
 
-    data = redact(text).encode("utf-8")
+    stored = redact(text)
+    data = stored.encode("utf-8")
     digest = sha256_hex(data)
     path = project.offload_dir / f"{digest}.{ext}"
     atomic_write(path, data)
-    return Offloaded(path=path, sha256=digest, size=len(data))
+    return Offloaded(path=path, sha256=digest, size=len(data), text=stored)
 
 
 def _first_rules(plans: Sequence[Plan], keep: int) -> list[Plan]:

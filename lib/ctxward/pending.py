@@ -17,20 +17,18 @@ The file: `{"session_id", "report", "rules": [{"slug", "skill", "rule"}], "conte
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
-import secrets
-import time
-from pathlib import Path
 
 from ctxward.errors import CtxwardError
 
-# `typing.TYPE_CHECKING` without importing typing: UserPromptSubmit imports this on every prompt.
+# `typing.TYPE_CHECKING` without importing typing: UserPromptSubmit imports this on every prompt
+# (so do pathlib, hashlib and secrets cost more than the rest of a prompt with nothing pending).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import Any
 
     from ctxward.invariants import Plan, RuleRef
@@ -46,6 +44,8 @@ def safe_id(session_id: str) -> str:
     """`session_id` when it is safe as a file name, else `id-` and 16 hex digits of its sha256."""
     if _SAFE_ID.fullmatch(session_id):
         return session_id
+    import hashlib
+
     return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -58,12 +58,31 @@ def pending_path(project: Project, session_id: str) -> Path:
     return pending_dir(project) / f"{safe_id(session_id)}.json"
 
 
+def nothing_pending(data: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    """Whether a UserPromptSubmit payload surely finds nothing pending (one stat, no pathlib).
+
+    The hook's hot path (`hookio`), before any event object is built: it answers only when
+    $CLAUDE_PROJECT_DIR names the project, as Claude Code always sets it; anything else (no
+    such variable, a session_id that is not a string) goes the full way, which reports it.
+    """
+    root = env.get("CLAUDE_PROJECT_DIR")
+    session_id = data.get("session_id")
+    if not root or not (session_id is None or isinstance(session_id, str)):
+        return False
+    name = safe_id(session_id or "") + ".json"
+    return not os.path.isfile(
+        os.path.join(os.path.realpath(root), ".ctxward", PENDING_DIRNAME, name)
+    )
+
+
 def take(project: Project, session_id: str) -> dict[str, Any] | None:
     """Claim and remove the session's pending entry; None when there is none (one stat).
 
     Claiming is a rename, so two prompts racing get the entry once between them. A file that is
     not a pending entry is removed and reported (CtxwardError), never injected.
     """
+    import secrets
+
     path = pending_path(project, session_id)
     if not path.is_file():
         return None
@@ -166,6 +185,8 @@ def _validate(data: bytes) -> None:
 
 def _remove_stale(project: Project) -> None:
     """Entries no prompt came for (and claims a crash left behind), older than STALE_DAYS."""
+    import time
+
     cutoff = time.time() - STALE_DAYS * 86_400
     for candidate in pending_dir(project).iterdir():
         with contextlib.suppress(OSError):

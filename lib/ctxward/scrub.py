@@ -10,6 +10,10 @@ through the text in C and Python only sees real candidates. Each candidate is th
 the rule's validator (placeholders, masked values, documentation examples, code references),
 overlapping spans are merged, and the spans are replaced from the left.
 
+How it stays cheap to import (hooks import it in a fresh interpreter each time): no regex is
+compiled at import. A rule runs only when one of its anchors occurs in the text (a substring
+search), and its regex, like the validators' helper regexes, is compiled on first use (`_regex`).
+
 What is never redacted: placeholders and masked values (`<your-api-key>`, `${TOKEN}`, `********`,
 `changeme`, `...EXAMPLE`), hashes, UUIDs and git SHAs outside a secret's context, base64 images,
 public keys and already-redacted markers (scrubbing is idempotent).
@@ -111,22 +115,47 @@ def find(text: str) -> list[Redaction]:
 
 
 class Rule:
-    """One detector: a regex anchored on a literal, and the function that vets its matches."""
+    """One detector: a regex anchored on a literal, and the function that vets its matches.
 
-    __slots__ = ("name", "on_lowered", "pattern", "vet")
+    `anchor`, when set, is a literal that every match of `pattern` contains: `find` returns at
+    once when the text lacks it, so a rule's regex is only compiled (`_regex`) once a text could
+    hold a match. The anchor is looked for with a one-literal regex (cheap to compile), not
+    `in`: `re`'s literal-prefix scan is as fast as the rule's own, where `str.__contains__` is
+    up to 3x slower on two- or three-character needles (bench/scrub_throughput.py).
+    """
 
-    def __init__(self, name: str, pattern: re.Pattern[str], on_lowered: bool, vet: Vetter) -> None:
+    __slots__ = ("_anchor_pattern", "anchor", "name", "on_lowered", "pattern", "vet")
+
+    def __init__(
+        self, name: str, pattern: str, on_lowered: bool, vet: Vetter, anchor: str | None
+    ) -> None:
         self.name = name
-        self.pattern = pattern
+        self.pattern = pattern  # the source; compiled on first use
         self.on_lowered = on_lowered  # run on the lower-cased text (case-insensitive key words)
         self.vet = vet
+        self.anchor = anchor  # looked for in the text the pattern runs on (lowered or not)
+        self._anchor_pattern = re.escape(anchor) if anchor is not None else None
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r})"
 
     def find(self, text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-        for match in self.pattern.finditer(lowered if self.on_lowered else text):
+        haystack = lowered if self.on_lowered else text
+        if self._anchor_pattern is not None and not _regex(self._anchor_pattern).search(haystack):
+            return
+        for match in _regex(self.pattern).finditer(haystack):
             yield from self.vet(match, text, lowered)
+
+
+@functools.cache
+def _regex(source: str) -> re.Pattern[str]:
+    """`source` compiled, once per process and only when first used.
+
+    Compiling the whole table at import took ~5 ms, paid by every hook that imports this module
+    (a fresh interpreter each time, bench/hook_latency.py), though most texts have a candidate
+    for few rules. Our own cache, not `re`'s: that one is shared and evicts.
+    """
+    return re.compile(source)
 
 
 def _words(text: str) -> list[str]:
@@ -191,7 +220,7 @@ _MARK_SYMBOLS = (
     "abcdefghij",
     "0000000000",
 )
-_MARK_SHORT = re.compile(r"(?:^|[^A-Za-z0-9])(?:your|Your|YOUR|fake|Fake|FAKE|dummy|Dummy|DUMMY)")
+_MARK_SHORT = r"(?:^|[^A-Za-z0-9])(?:your|Your|YOUR|fake|Fake|FAKE|dummy|Dummy|DUMMY)"
 _REFERENCE_PREFIXES = ("$", "%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
 _SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -202,7 +231,7 @@ def is_placeholder(value: str) -> bool:
     lowered = stripped.lower()
     if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
         return True
-    if any(mark in stripped for mark in _MARK_SYMBOLS) or _MARK_SHORT.search(stripped):
+    if any(mark in stripped for mark in _MARK_SYMBOLS) or _regex(_MARK_SHORT).search(stripped):
         return True
     for word in _MARK_WORDS:
         if word in stripped or word.upper() in stripped or word.capitalize() in stripped:
@@ -256,14 +285,15 @@ def _word_before(text: str, start: int) -> bool:
 
 # -- private keys and certificates ------------------------------------------------------------
 
-_PEM_HEADER = re.compile(
+_PEM_HEADER = (
     r"----(?P<dash>-?) ?BEGIN (?P<label>(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?"
     r"|(?:TRUSTED |X509 )?CERTIFICATE) ?----(?P=dash)"
 )
 # A truncated block (no END line): base64 runs separated by whitespace, quotes, commas or
 # escaped newlines, plus the encrypted-PEM headers.
-_PEM_TRUNCATED_BODY = re.compile(
-    r"(?:(?:\\[rn]|[\s\"',])*(?:[A-Za-z0-9+/=]{8,}|Proc-Type:[^\n]{0,80}|DEK-Info:[^\n]{0,120})){0,2000}"
+_PEM_TRUNCATED_BODY = (
+    r"(?:(?:\\[rn]|[\s\"',])*"
+    r"(?:[A-Za-z0-9+/=]{8,}|Proc-Type:[^\n]{0,80}|DEK-Info:[^\n]{0,120})){0,2000}"
 )
 _PEM_MAX_BODY = 65_536
 
@@ -276,7 +306,7 @@ def _vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
     if end >= 0:
         stop = end + len(end_marker)
     else:
-        body = _PEM_TRUNCATED_BODY.match(text, match.end())
+        body = _regex(_PEM_TRUNCATED_BODY).match(text, match.end())
         stop = body.end() if body else match.end()
     if "CERTIFICATE" in label:
         kind = "certificate"
@@ -287,12 +317,12 @@ def _vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
     yield match.start(), stop, kind
 
 
-_PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]{0,200}")
-_PUTTY_END = re.compile(r"Private-MAC: [0-9a-fA-F]{16,128}")
+_PUTTY = r"PuTTY-User-Key-File-\d: [^\n]{0,200}"
+_PUTTY_END = r"Private-MAC: [0-9a-fA-F]{16,128}"
 
 
 def _vet_putty(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    end = _PUTTY_END.search(text, match.end(), match.end() + 16_384)
+    end = _regex(_PUTTY_END).search(text, match.end(), match.end() + 16_384)
     yield match.start(), end.end() if end else match.end(), "ssh_private_key"
 
 
@@ -314,21 +344,19 @@ def _token_vetter(kind: str, body_from: int = 0, minimum: int = 8) -> Vetter:
     return vet
 
 
-_GITHUB = re.compile(r"gh[pousr]_[A-Za-z0-9_]{30,1024}(?:\.[A-Za-z0-9_-]{2,2048}){0,4}")
-_GITHUB_PAT = re.compile(r"github_pat_[A-Za-z0-9_]{30,255}")
-_ANTHROPIC = re.compile(r"sk-ant-[A-Za-z0-9_-]{20,512}")
-_OPENAI = re.compile(r"sk-(?!ant-)[A-Za-z0-9_-]{20,512}")
-_GOOGLE = re.compile(r"AIza[A-Za-z0-9_-]{35,60}")
-_SLACK = re.compile(
-    r"xox(?:[abposr]|e(?:\.xox[bp])?)-[A-Za-z0-9-]{10,512}|xapp-\d-[A-Za-z0-9-]{10,512}"
-)
-_SLACK_WEBHOOK = re.compile(
+_GITHUB = r"gh[pousr]_[A-Za-z0-9_]{30,1024}(?:\.[A-Za-z0-9_-]{2,2048}){0,4}"
+_GITHUB_PAT = r"github_pat_[A-Za-z0-9_]{30,255}"
+_ANTHROPIC = r"sk-ant-[A-Za-z0-9_-]{20,512}"
+_OPENAI = r"sk-(?!ant-)[A-Za-z0-9_-]{20,512}"
+_GOOGLE = r"AIza[A-Za-z0-9_-]{35,60}"
+_SLACK = r"xox(?:[abposr]|e(?:\.xox[bp])?)-[A-Za-z0-9-]{10,512}|xapp-\d-[A-Za-z0-9-]{10,512}"
+_SLACK_WEBHOOK = (
     r"hooks\.slack\.com/(?P<path>(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{16,512})"
 )
-_HEROKU_V2 = re.compile(r"HRKU-[A-Za-z0-9_-]{20,512}")
-_AWS_KEY_ID = re.compile(r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])")
-_AWS_SECRET_NEARBY = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,8192}\.eyJ[A-Za-z0-9_-]{8,16384}\.?[A-Za-z0-9_-]{0,8192}")
+_HEROKU_V2 = r"HRKU-[A-Za-z0-9_-]{20,512}"
+_AWS_KEY_ID = r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"
+_AWS_SECRET_NEARBY = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+_JWT = r"eyJ[A-Za-z0-9_-]{8,8192}\.eyJ[A-Za-z0-9_-]{8,16384}\.?[A-Za-z0-9_-]{0,8192}"
 
 
 def _vet_slack_webhook(
@@ -347,7 +375,7 @@ def _vet_aws_key_id(
         return
     yield start, end, "aws_access_key_id"
     # A secret access key printed next to its id (credentials.csv, `aws configure list`).
-    nearby = _AWS_SECRET_NEARBY.search(text, end, min(len(text), end + 240))
+    nearby = _regex(_AWS_SECRET_NEARBY).search(text, end, min(len(text), end + 240))
     if nearby and _is_aws_secret(nearby.group(0)):
         yield nearby.start(), nearby.end(), "aws_secret_access_key"
 
@@ -388,11 +416,11 @@ def _is_documentation_jwt(payload: str) -> bool:
 
 # -- connection strings and HTTP credentials ----------------------------------------------------
 
-_URL_CREDENTIALS = re.compile(
+_URL_CREDENTIALS = (
     r"://(?P<user>[^\s:@/?#\"'<>\[\]\\]{0,256}):(?P<password>[^\s@/?#\"'<>\\]{1,512})@"
     r"(?=[A-Za-z0-9\[._%-])"
 )
-_SCHEME_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,39}\Z")
+_SCHEME_BEFORE = r"[A-Za-z][A-Za-z0-9+.-]{0,39}\Z"
 _URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw", "p", "x"})
 
 
@@ -401,7 +429,7 @@ def _vet_url(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
     if password.lower() in _URL_PLACEHOLDERS or is_placeholder(password):
         return
     start = match.start()
-    scheme_match = _SCHEME_BEFORE.search(lowered, max(0, start - 40), start)
+    scheme_match = _regex(_SCHEME_BEFORE).search(lowered, max(0, start - 40), start)
     scheme = scheme_match.group(0) if scheme_match else ""
     yield match.start("password"), match.end("password"), _url_type(scheme)
 
@@ -419,8 +447,8 @@ def _url_type(scheme: str) -> str:
     return "url_password"
 
 
-_BEARER = re.compile(r"bearer[ \t]+(?P<value>[a-z0-9._~+/-]{8,8192}=*)")
-_AUTHORIZATION = re.compile(
+_BEARER = r"bearer[ \t]+(?P<value>[a-z0-9._~+/-]{8,8192}=*)"
+_AUTHORIZATION = (
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?P<scheme>basic|token|apikey|api-key|sso-key)"
     r"[ \t]+(?P<value>[^\s\"',;]{6,4096})"
 )
@@ -461,7 +489,7 @@ def _b64_text(value: str) -> str:
 
 # -- heroku (needs its name nearby) -------------------------------------------------------------
 
-_HEROKU = re.compile(
+_HEROKU = (
     r"heroku[a-z0-9_.-]{0,30}[\"']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}[\"']?(?P<value>" + _UUID + ")"
 )
 
@@ -517,7 +545,7 @@ _LEADING_NON_SECRETS = frozenset(
 _HARMLESS_TOKENS = frozenset(
     _words("page next continuation sync cursor pagination csrf xsrf cancellation idempotency")
 )
-_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_NAME_PARTS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
 _COMPOUND_TAILS = (
     "password",
     "passwd",
@@ -537,7 +565,7 @@ def classify_key(name: str) -> str | None:
     `max_tokens`, `token_count`, `secret_name`, `password_hash`, `keyboard` do not.
     """
     words: list[str] = []
-    for part in _NAME_PARTS.findall(name):
+    for part in _regex(_NAME_PARTS).findall(name):
         word = part.lower()
         for tail in _COMPOUND_TAILS:
             if word != tail and word.endswith(tail) and len(word) > len(tail) + 1:
@@ -588,21 +616,20 @@ _SEPARATOR = (
 _NAME_TAIL = r"[a-z0-9_.-]{0,48}"
 _GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 _GENERIC = tuple(
-    re.compile(f"(?P<word>{word})(?P<tail>{_NAME_TAIL}){_SEPARATOR}{_VALUE}")
-    for word in _GENERIC_WORDS
+    f"(?P<word>{word})(?P<tail>{_NAME_TAIL}){_SEPARATOR}{_VALUE}" for word in _GENERIC_WORDS
 )
-_CLI_FLAG = re.compile(
+_CLI_FLAG = (
     r"--(?P<name>[a-z0-9_-]{0,40}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_-]{0,40})"
     r"(?:=|[ \t]+)" + _VALUE
 )
-_XML = re.compile(
+_XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
     r"(?P<bare>[^<\s]{1,1024})</"
 )
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[(\[]")
-_CODE_STOP = re.compile(r"[,;)}\]&|<>(\[]")
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_CALL = r"[A-Za-z_][A-Za-z0-9_.]*[(\[]"
+_CODE_STOP = r"[,;)}\]&|<>(\[]"
 _LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
 
 
@@ -649,10 +676,10 @@ def _vet_value(
     start, end = match.span(group)
     value = text[start:end]
     if group == "bare":
-        if _CALL.match(value):
+        if _regex(_CALL).match(value):
             return  # `get_token()`, `os.environ["X"]`, `request.form.get(...)`: code
         if not at_line_start:
-            stop = _CODE_STOP.search(value)
+            stop = _regex(_CODE_STOP).search(value)
             if stop:
                 if value[stop.start()] in "([":
                     return  # a call or a subscript: code, not a literal
@@ -664,7 +691,7 @@ def _vet_value(
         end -= len(value) - len(trimmed)
         value = trimmed
         generated = looks_random(value, 12) and any(c.isdigit() for c in value)
-        if _IDENTIFIER.fullmatch(value) and (
+        if _regex(_IDENTIFIER).fullmatch(value) and (
             "." in value or (("_" in value or not at_line_start) and not generated)
         ):
             return  # a variable, attribute or constant name
@@ -697,10 +724,8 @@ def _is_ui_text(value: str) -> bool:
 
 
 # curl -u user:password, and .netrc lines.
-_CURL_USER = re.compile(
-    r"-(?:u|-user)[ =][\"']?(?P<user>[^\s:\"'/$]{1,64}):(?P<value>[^\s\"'@]{4,256})"
-)
-_NETRC = re.compile(
+_CURL_USER = r"-(?:u|-user)[ =][\"']?(?P<user>[^\s:\"'/$]{1,64}):(?P<value>[^\s\"'@]{4,256})"
+_NETRC = (
     r"machine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+"
     r"(?P<value>[^\s\\\"']{1,512})"
 )
@@ -722,29 +747,34 @@ def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[
 
 # -- the table ------------------------------------------------------------------------------------
 
+# The last column is each rule's anchor: a literal its pattern cannot match without (test_scrub
+# checks each against its pattern). One literal or none: a search for an absent anchor costs
+# what the regex's own literal-prefix scan would, and one that is present stops at its first
+# hit; several anchors would mean several scans, and one combined alternation of them all
+# tests every position of the text. No anchor: the rule always runs.
 RULES: tuple[Rule, ...] = (
-    Rule("pem", _PEM_HEADER, False, _vet_pem),
-    Rule("putty", _PUTTY, False, _vet_putty),
-    Rule("anthropic_key", _ANTHROPIC, False, _token_vetter("anthropic_key", 7)),
-    Rule("openai_key", _OPENAI, False, _token_vetter("openai_key", 3)),
-    Rule("github_token", _GITHUB, False, _token_vetter("github_token", 4)),
-    Rule("github_pat", _GITHUB_PAT, False, _token_vetter("github_token", 11)),
-    Rule("slack_token", _SLACK, False, _token_vetter("slack_token", 5)),
-    Rule("slack_webhook", _SLACK_WEBHOOK, False, _vet_slack_webhook),
-    Rule("google_api_key", _GOOGLE, False, _token_vetter("google_api_key", 4)),
-    Rule("aws_access_key_id", _AWS_KEY_ID, False, _vet_aws_key_id),
-    Rule("heroku_v2", _HEROKU_V2, False, _token_vetter("heroku_api_key", 5)),
-    Rule("heroku", _HEROKU, True, _vet_heroku),
-    Rule("jwt", _JWT, False, _vet_jwt),
-    Rule("url", _URL_CREDENTIALS, False, _vet_url),
-    Rule("bearer", _BEARER, True, _vet_bearer),
-    Rule("authorization", _AUTHORIZATION, True, _vet_authorization),
-    Rule("curl_user", _CURL_USER, False, _vet_curl_user),
-    Rule("netrc", _NETRC, True, _vet_netrc),
-    Rule("cli_flag", _CLI_FLAG, True, _vet_flag),
-    Rule("xml", _XML, True, _vet_flag),
+    Rule("pem", _PEM_HEADER, False, _vet_pem, "BEGIN "),
+    Rule("putty", _PUTTY, False, _vet_putty, "PuTTY-User-Key-File-"),
+    Rule("anthropic_key", _ANTHROPIC, False, _token_vetter("anthropic_key", 7), "sk-ant-"),
+    Rule("openai_key", _OPENAI, False, _token_vetter("openai_key", 3), "sk-"),
+    Rule("github_token", _GITHUB, False, _token_vetter("github_token", 4), "gh"),
+    Rule("github_pat", _GITHUB_PAT, False, _token_vetter("github_token", 11), "github_pat_"),
+    Rule("slack_token", _SLACK, False, _token_vetter("slack_token", 5), None),  # xox, xapp-
+    Rule("slack_webhook", _SLACK_WEBHOOK, False, _vet_slack_webhook, "hooks.slack.com/"),
+    Rule("google_api_key", _GOOGLE, False, _token_vetter("google_api_key", 4), "AIza"),
+    Rule("aws_access_key_id", _AWS_KEY_ID, False, _vet_aws_key_id, None),  # AKIA, ASIA, ...
+    Rule("heroku_v2", _HEROKU_V2, False, _token_vetter("heroku_api_key", 5), "HRKU-"),
+    Rule("heroku", _HEROKU, True, _vet_heroku, "heroku"),
+    Rule("jwt", _JWT, False, _vet_jwt, "eyJ"),
+    Rule("url", _URL_CREDENTIALS, False, _vet_url, "://"),
+    Rule("bearer", _BEARER, True, _vet_bearer, "bearer"),
+    Rule("authorization", _AUTHORIZATION, True, _vet_authorization, "authorization"),
+    Rule("curl_user", _CURL_USER, False, _vet_curl_user, "-u"),  # -u and --user
+    Rule("netrc", _NETRC, True, _vet_netrc, "machine"),
+    Rule("cli_flag", _CLI_FLAG, True, _vet_flag, "--"),
+    Rule("xml", _XML, True, _vet_flag, "</"),
     *(
-        Rule(f"generic_{w}", p, True, _vet_generic)
+        Rule(f"generic_{w}", p, True, _vet_generic, w)
         for w, p in zip(_GENERIC_WORDS, _GENERIC, strict=True)
     ),
 )

@@ -10,11 +10,11 @@ classified by the seed's patterns, extended to real phrasing:
 | category | priority | max tokens | triggers (case-insensitive) |
 |---|---|---|---|
 | decisions | critical | 50 | decided, chose, selected, let's go with, we'll use, instead of, ... |
-| errors_and_fixes | critical | 50 | error, exception, bug, fails, ...; a later "fixed by", "the fix was" joins it (→) |
-| action_items | high | 30 | TODO, next step, follow-up, need to, ...; "(done)" once a later sentence says so |
+| errors_and_fixes | critical | 50 | error, exception, bug, fails, ...; a later "fixed by" joins |
+| action_items | high | 30 | TODO, next step, follow-up, need to, ...; "(done)" once said so |
 | user.preferences | high | 20 | (user only) I prefer, please always / never, keep it short, ... |
 | user.level | high | 10 | (user only) I'm new to / a beginner / senior / an expert, ... |
-| architecture | medium | 20 | layered, monolith, microservices, hexagonal, ... (+ the stack named in the text) |
+| architecture | medium | 20 | layered, monolith, microservices, hexagonal, ...; the stack named |
 | skill_updates | medium | 10 | the Skill tool's uses; "skill" with updated / added / created, ... |
 | patterns | low | 10 | pattern, convention, recurring, every time, keeps failing, ... |
 
@@ -26,7 +26,7 @@ block is over budget, the seed's loop runs: patterns are dropped, then architect
 updates are truncated one entry at a time, then user preferences and the user level. Decisions,
 errors and action items are never dropped from the file: when they alone exceed the budget the
 file keeps them all, and the injected recovery text shows what fits and says "N more in <path>".
-Whatever a budget cut is kept under `dropped:` in the same file.
+Whatever the budget cuts is kept under `dropped:` in the same file.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ CATEGORIES = (
 )
 MAX_TOKENS = {name: tokens for name, _, tokens in CATEGORIES}
 ITEM_CHARS = 110  # one kept sentence, at most (cut at a clause, else a word, with "…")
-ERROR_CHARS, FIX_CHARS = 72, 60  # the two halves of "error → fix"
+ERROR_CHARS, FIX_CHARS = 64, 48  # the two halves of "error → fix"
 FIX_WINDOW = 4  # a fix joins an unfixed error said at most this many messages earlier
 STACK_SIZE = 5
 DONE = " (done)"
@@ -85,15 +85,19 @@ def summary_path(project: Project, session_id: str) -> Path:
 
 _I = re.IGNORECASE
 _ACTION = re.compile(
-    r"\b(?:todo|to-do|fixme|next steps?\b|next up\b|next,|next:|follow[- ]?ups?\b|"
-    r"action items?\b|needs? to\b|still (?:have|need) to\b|have yet to\b|remaining:|"
-    r"pending:|left to do\b|we should (?:also )?(?:add|write|update|remove|fix|test|move|"
-    r"split|document|rename|implement|check)\b|later we\b|later,|open question)",
+    r"\b(?:todo|to-do|fixme|next steps?\b|next up\b|next:|next (?:time|session|sprint)\b|"
+    r"follow[- ]?ups?\b|action items?\b|still (?:have|need) to\b|have yet to\b|remaining:|"
+    r"pending:|left to do\b|needs? to (?!(?:read|check|look|see|find|understand|run|inspect|"
+    r"verify|examine|search|open|review|investigate|figure|know|ask)\b)|"
+    r"we should (?:also )?(?:add|write|update|remove|fix|test|move|split|document|rename|"
+    r"implement|check)\b|later we\b|open question)",
     _I,
 )
 _ERROR = re.compile(
-    r"\b(?:(?i:errors?|exceptions?|tracebacks?|bugs?|crash(?:es|ed)?|fail(?:s|ed|ing|ures?)?|"
-    r"broken|regressions?|segfault|panic(?:ked)?|issues?|n\+1)|[A-Z][A-Za-z]*(?:Error|Exception))"
+    r"\b(?:(?i:tracebacks?|bugs?|crash(?:es|ed)?|fail(?:s|ed|ing|ures?)?|broken|regressions?|"
+    r"segfault|panic(?:ked)?|n\+1|errors?(?! (?:handling|handlers?|messages?|codes?|pages?|"
+    r"boundar\w*|reporting|logs?|types?)\b)|exceptions?(?! (?:handling|handlers?)\b)|"
+    r"(?:the|an?|this|that) issue)|[A-Z][A-Za-z]*(?:Error|Exception))"
 )
 _FIX = re.compile(
     r"\b(?:fixed|fix(?:ed)? (?:it |this |that )?by|the fix (?:is|was)|fixes|resolved|solved|"
@@ -142,12 +146,13 @@ _PREFERENCE = re.compile(
     r"no (?:emojis|comments|explanations))",
     _I,
 )
-_ARCHITECTURE = re.compile(
-    r"\b(?:architecture|layered|monolith(?:ic)?|microservices?|hexagonal|ports and adapters|"
+_ARCHITECTURE_STYLE = re.compile(
+    r"\b(?:layered|monolith(?:ic)?|microservices?|hexagonal|ports and adapters|"
     r"clean architecture|mvc|mvvm|event[- ]driven|cqrs|serverless|client[- ]server|"
     r"repository pattern|service layer|plugin architecture)\b",
     _I,
 )
+_ARCHITECTURE = re.compile(rf"{_ARCHITECTURE_STYLE.pattern}|\barchitecture\b", _I)
 _SKILL = re.compile(r"\bskills?\b", _I)
 _SKILL_CHANGE = re.compile(
     r"\b(?:updated|added|created|changed|improved|learned|activated|edited|new|renamed)\b", _I
@@ -185,7 +190,7 @@ _TRIGGER_WORDS = (
     "as by from into with without not no do does did done can could would should may might "
     "must just now very really okay ok yes yeah sure thanks thank please here there what "
     "which who how when where why all any some more most much many also too only about again "
-    "add added adding make made get got run ran set sets"
+    "add added adding make made get got run ran set sets ll re ve"
 )
 _STOP = frozenset(_TRIGGER_WORDS.split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#_.-]*[a-z0-9+#]|[a-z0-9]")
@@ -198,6 +203,19 @@ _FILLER = re.compile(
 _LABEL = re.compile(
     r"^(?:todo|to-do|fixme|next steps?|next up|next|follow[- ]?up|action items?|decision|"
     r"decided|error|bug|fix|fixed|note|pending|remaining|open question)\s*[:\-–—]\s*",
+    _I,
+)
+# Lead-ins that say which category a sentence is in, and nothing else, once it is in it.
+_DECISION_LEAD = re.compile(
+    r"^(?:(?:let'?s|let us) (?:go with|stick with|switch to)|(?:we|i)(?:'ve| have)? decided "
+    r"(?:to|on|that)|decided (?:to|on|that)|(?:we|i)(?:'ll| will) (?:go with|stick with)|"
+    r"(?:we|i) chose(?: to)?|(?:we|i)(?:'re| are) going with|going with)\s+",
+    _I,
+)
+_USE_LEAD = re.compile(r"^(?:let'?s|let us|we'?ll|we will|we(?:'re| are) going to) use\s+", _I)
+_ACTION_LEAD = re.compile(
+    r"^(?:(?:we|i|you) (?:still |also )?(?:need|have) to|(?:we|i) should(?: also)?|"
+    r"(?:we|i) still have to)\s+",
     _I,
 )
 _FIX_LEAD = re.compile(
@@ -238,7 +256,7 @@ def _words(text: str) -> frozenset[str]:
     """The content words of `text`: lower-cased, trigger and stop words removed, plural folded."""
     found = set()
     for word in _WORD.findall(text.lower()):
-        if word in _STOP:
+        if word in _STOP or len(word) < 2:
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
@@ -269,15 +287,37 @@ def _cut(text: str, limit: int) -> str:
     return (head[:at] if at >= limit // 2 else head).rstrip(" ,;:") + "…"
 
 
-def _condense(sentence: str, limit: int = ITEM_CHARS) -> str:
-    """A sentence as a summary item: no filler, label or markup; capitalised; within `limit`."""
+def _condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | None = None) -> str:
+    """A sentence as a summary item: no filler, label, lead-in or markup; capitalised; within
+    `limit`."""
     text = " ".join(_MARKUP.sub("", sentence).split())
     for _ in range(2):
         text = _LABEL.sub("", _FILLER.sub("", text))
+    if lead is _DECISION_LEAD:
+        text = _USE_LEAD.sub("Use ", text)
+    if lead is not None:
+        text = lead.sub("", text)
     text = text.strip().rstrip(".!;:,").strip()
     if text[:1].islower():
         text = text[0].upper() + text[1:]
     return _cut(text, limit)
+
+
+_PARENTHETICAL = re.compile(r"\s*\([^()]{1,60}\)")
+
+
+def _architecture(sentence: str) -> str:
+    """The architecture's pattern: its name, and the parenthesis that follows it, if any."""
+    match = _ARCHITECTURE_STYLE.search(sentence) or _ARCHITECTURE.search(sentence)
+    if match is None:  # pragma: no cover - the caller matched it
+        return ""
+    end = match.end()
+    if sentence[end:].lower().startswith(" architecture") and "architecture" not in match.group():
+        end += len(" architecture")
+    more = _PARENTHETICAL.match(sentence, end)
+    if more:
+        end = more.end()
+    return _condense(sentence[match.start() : end], 50)
 
 
 def _typed_text(text: str) -> str:
@@ -386,6 +426,7 @@ class _Extractor:
         self.skills = _Category()
         self.patterns = _Category()
         self.levels: list[str] = []
+        self.last_message = ""  # the id of the assistant message being read
         self.stack: Counter[str] = Counter()  # technology -> mentions
         self.stack_order: dict[str, int] = {}  # technology -> first mention
         self.versions: dict[str, str] = {}  # technology -> the first version named with it
@@ -414,17 +455,20 @@ class _Extractor:
         if record.is_meta or role not in ("user", "assistant"):
             return
         text = _typed_text(message.text) if role == "user" else message.text
-        if not text.strip():
+        if not _REMINDER.sub("", text).strip():
             return
         from ctxward.scrub import scrub
 
         text, redactions = scrub(text)
         self.redactions += len(redactions)
-        self.messages += 1
-        if role == "user":
-            self.users += 1
-        else:
-            self.assistants += 1
+        ident = (message.id or record.request_id) if role == "assistant" else ""
+        if not ident or ident != self.last_message:  # one response spans several lines
+            self.messages += 1
+            if role == "user":
+                self.users += 1
+            else:
+                self.assistants += 1
+        self.last_message = ident
         for sentence in sentences(text):
             self._sentence(sentence, role)
 
@@ -448,8 +492,10 @@ class _Extractor:
                 self.versions.setdefault(name, match.group(2))
         if _COMPLETED.search(sentence):
             self._complete(sentence)
+        if role == "user" and _LEVEL.search(sentence):
+            self._level(sentence)
         if _ACTION.search(sentence):
-            self.actions.add(_condense(sentence), n, sentence)
+            self.actions.add(_condense(sentence, lead=_ACTION_LEAD), n, sentence)
         elif _ERROR.search(sentence) and not _FIX_LEAD.match(_FILLER.sub("", sentence)):
             item = self.errors.add(_condense(sentence, ERROR_CHARS), n, sentence)
             if item is not None and _FIX.search(sentence):
@@ -457,13 +503,12 @@ class _Extractor:
         elif _FIX.search(sentence):
             self._fix(sentence, n)
         elif _DECISION.search(sentence):
-            self.decisions.add(_condense(sentence), n, sentence)
-        elif role == "user" and _LEVEL.search(sentence):
-            self._level(sentence)
-        elif role == "user" and _PREFERENCE.search(sentence):
-            self.preferences.add(_condense(sentence, 60), n, sentence)
+            self.decisions.add(_condense(sentence, lead=_DECISION_LEAD), n, sentence)
+        elif role == "user" and (preference := _PREFERENCE.search(sentence)):
+            said = sentence[preference.start() :]
+            self.preferences.add(_condense(said, 60), n, said)
         elif _ARCHITECTURE.search(sentence):
-            self.architecture.add(_condense(sentence, 70), n, sentence)
+            self.architecture.add(_architecture(sentence), n, sentence)
         elif _SKILL.search(sentence) and _SKILL_CHANGE.search(sentence):
             self.skills.add(_condense(sentence, 40), n, sentence)
         elif _PATTERN.search(sentence):
@@ -728,7 +773,7 @@ class _Budget:
                 progressed = self.cut("skill_updates") or progressed
             if not progressed:
                 break
-        for name in ("preferences", "level"):  # then the user, lowest of the high priority
+        for name in ("preferences", "level"):  # then the user: preferences, then the level
             while self.over() and self.cut(name):
                 pass
         dropped = {name: tuple(items) for name, items in self.dropped.items()}
@@ -855,7 +900,8 @@ def _from_yaml(loaded: object) -> Summary | None:
     if not isinstance(loaded, dict) or not isinstance(loaded.get("session_summary"), dict):
         return None
     block: dict[str, Any] = loaded["session_summary"]
-    user = block.get("user") if isinstance(block.get("user"), dict) else {}
+    user = block.get("user")
+    user = user if isinstance(user, dict) else {}
     architecture = block.get("architecture")
     architecture = architecture if isinstance(architecture, dict) else {}
     stack = architecture.get("stack")
@@ -882,49 +928,64 @@ def _from_yaml(loaded: object) -> Summary | None:
 # --- recovery ---------------------------------------------------------------------------------
 
 
-def _view(summary: Summary, shown: int) -> dict[str, Any]:
-    """The recovery text's data, with only the first `shown` critical items (by priority)."""
-    critical = [
+def _entries(summary: Summary) -> list[tuple[str, str]]:
+    """Every entry of the summary as (kind, text), highest priority first (the seed's table)."""
+    entries = [
         *(("decision", t) for t in summary.decisions),
         *(("error", t) for t in summary.errors_and_fixes),
         *(("action", t) for t in summary.action_items),
+        *(("preference", t) for t in summary.preferences),
     ]
-    kept = critical[:shown]
-    errors = [t for kind, t in kept if kind == "error"]
-    actions = [t for kind, t in kept if kind == "action"]
-    architecture = summary.pattern
+    if summary.level:
+        entries.append(("level", summary.level))
+    if summary.pattern:
+        entries.append(("pattern", summary.pattern))
     if summary.stack:
-        stack = "stack: " + ", ".join(summary.stack)
-        architecture = f"{architecture}; {stack}" if architecture else stack
+        entries.append(("stack", ", ".join(summary.stack)))
+    entries += [("skill", t) for t in summary.skill_updates]
+    entries += [("patterns", t) for t in summary.patterns]
+    return entries
+
+
+def _view(entries: list[tuple[str, str]], shown: int) -> dict[str, Any]:
+    """The recovery text's data: the first `shown` entries, and how many more there are."""
+    kept: dict[str, list[str]] = {}
+    for kind, text in entries[:shown]:
+        kept.setdefault(kind, []).append(text)
+    errors, actions = kept.get("error", []), kept.get("action", [])
+    architecture = "; ".join(
+        [*kept.get("pattern", []), *("stack: " + t for t in kept.get("stack", []))]
+    )
     return {
         "architecture": architecture,
-        "decisions": [t for kind, t in kept if kind == "decision"],
+        "decisions": kept.get("decision", []),
         "fixed": [t for t in errors if "→" in t],
         "completed": [t[: -len(DONE)] for t in actions if t.endswith(DONE)],
         "pending": [t for t in actions if not t.endswith(DONE)],
         "open_items": [t for t in errors if "→" not in t],
-        "level": summary.level,
-        "preferences": list(summary.preferences),
-        "skill_updates": list(summary.skill_updates),
-        "patterns": list(summary.patterns),
-        "more": len(critical) - len(kept),
+        "level": (kept.get("level") or [""])[0],
+        "preferences": kept.get("preference", []),
+        "skill_updates": kept.get("skill", []),
+        "patterns": kept.get("patterns", []),
+        "more": len(entries) - min(shown, len(entries)),
     }
 
 
 def recovery_text(summary: Summary, where: str, source: str, room: int) -> str:
     """The seed's "Session Recovery" message as facts, at most `room` characters ('' if none).
 
-    Its items stay within the 200-token view; critical items that do not fit are counted in
-    "N more in <where>", lowest priority (action items) first.
+    Its entries stay within the 200-token view; those that do not fit, lowest priority first,
+    are counted in "N more in <where>".
     """
     from ctxward.render import render
     from ctxward.scrub import scrub
 
-    total = len(summary.decisions) + len(summary.errors_and_fixes) + len(summary.action_items)
+    entries = _entries(summary)
+    total = len(entries)
 
     def text(shown: int) -> str:
         return scrub(
-            render("session/recovery.md.j2", v=_view(summary, shown), path=where, source=source)
+            render("session/recovery.md.j2", v=_view(entries, shown), path=where, source=source)
         )[0]
 
     def fits(shown: int) -> bool:
@@ -940,7 +1001,7 @@ def recovery_text(summary: Summary, where: str, source: str, room: int) -> str:
             low = middle
         else:
             high = middle - 1
-    return text(low) if fits(low) else ""
+    return text(low) if low and fits(low) else ""
 
 
 def _items_part(text: str) -> str:

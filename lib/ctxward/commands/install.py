@@ -97,8 +97,10 @@ def install_claude(
 @json_option
 @click.pass_context
 def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
-    """Write the OpenCode plugin file (project: .opencode/plugin/ctxward.js; user:
-    ~/.config/opencode/plugin/ctxward.js).
+    """Write the OpenCode plugin file.
+
+    project: .opencode/plugin/ctxward.js; user: ~/.config/opencode/plugin/ctxward.js. An older
+    ctxward plugin there is replaced (with a backup); any other file of that name is refused.
 
     \b
     Example:
@@ -115,8 +117,11 @@ def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: boo
 @json_option
 @click.pass_context
 def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
-    """Merge ctxward's compaction hooks into Codex's hooks.json (project: .codex/hooks.json;
-    user: ~/.codex/hooks.json, or $CODEX_HOME). Codex runs them once you trust them (/hooks).
+    """Merge ctxward's compaction hooks into Codex's hooks.json.
+
+    project: .codex/hooks.json; user: ~/.codex/hooks.json ($CODEX_HOME). PreCompact and
+    SessionStart only (Codex gives PostCompact no summary). Codex runs a new hook once you
+    trust it under /hooks.
 
     \b
     Example:

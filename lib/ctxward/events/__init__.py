@@ -19,6 +19,8 @@ HANDLERS = {
     "PostCompact": "post_compact",
     "SubagentStop": "subagent_stop",
     "PreToolUse": "pre_tool_use",
+    "UserPromptSubmit": "user_prompt_submit",
+    "SessionEnd": "session_end",  # optional: not in settings.example.json (README)
 }
 
 

@@ -1,25 +1,39 @@
 """PostCompact: check which active invariants the summary carried, and write a survival report.
 
 PostCompact's output reaches neither the model nor (after an auto compaction) the user, so this
-handler prints nothing; the report under .ctxward/compactions/ is its whole effect.
+handler prints nothing. Its effects: the report under .ctxward/compactions/, and the rules the
+summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import all_rules, load_plans
+from ctxward.invariants import Plan, RuleRef, all_rules, load_plans
 
 
 def handle(event: HookEvent) -> Outcome:
-    rules = all_rules(load_plans(event.project))
+    plans = load_plans(event.project)
+    rules = all_rules(plans)
     if rules:
         from ctxward.survival import write_report
 
-        write_report(
+        report = write_report(
             event.project,
             rules,
             session_id=event.session_id,
             trigger=event.text("trigger"),
             compact_summary=event.text("compact_summary"),
         )
+        _remember_lost(event, plans, rules, report)
     return NOTHING
+
+
+def _remember_lost(event: HookEvent, plans: list[Plan], rules: list[RuleRef], report: Path) -> None:
+    """The rules the summary lost wait for the next prompt (events/user_prompt_submit.py)."""
+    from ctxward.invariants import check_survival
+    from ctxward.pending import remember_lost
+
+    _, missing = check_survival(rules, event.text("compact_summary"))
+    remember_lost(event.project, event.session_id, plans, missing, report=report)

@@ -13,6 +13,7 @@ from ctxward.invariants import distill, load_plans
 
 def handle(event: HookEvent) -> Outcome:
     _handoff(event)
+    _session_summary(event)
     plans = [plan for plan in load_plans(event.project) if plan.rule_count]
     if not plans:
         return NOTHING
@@ -24,6 +25,25 @@ def handle(event: HookEvent) -> Outcome:
     limit = load(event.project).injection.limit_chars
     text = render_rules_within(event.project, "precompact_instructions.md.j2", plans, limit)
     return Outcome(plain=text)
+
+
+def _session_summary(event: HookEvent) -> None:
+    """Seed 001: compress the transcript into .ctxward/sessions/<session id>.yaml.
+
+    Silent and idempotent like the handoff; SessionStart reads it back as the recovery text. A
+    failure is logged to .ctxward/log/ and changes nothing else.
+    """
+    try:
+        from ctxward.sessions import write_from_hook
+
+        write_from_hook(event.project, event.session_id, event.text("transcript_path"))
+    except Exception:  # noqa: BLE001 - the summary must not break compaction or its instructions
+        try:
+            from ctxward.compress import log_failure
+
+            log_failure(event.project, "pre_compact-session")
+        except Exception:  # noqa: BLE001 - nothing left to report to
+            pass
 
 
 def _handoff(event: HookEvent) -> None:

@@ -2,6 +2,9 @@
 
 SessionStart(compact) additionalContext is the channel that reaches the model after compaction
 (it arrives as a system message right after the summary); PostCompact's output reaches nobody.
+When the session has a seed 001 summary (.ctxward/sessions/, written by PreCompact), its recovery
+text follows the invariants, within the same limit: it shrinks or becomes a pointer to the file
+before any rule is cut for it.
 """
 
 from __future__ import annotations
@@ -10,25 +13,34 @@ import dataclasses
 
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 from ctxward.invariants import fresh_sections, load_plans
+from ctxward.sessions import has_summary
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
 
 
 def handle(event: HookEvent) -> Outcome:
-    if event.text("source") not in REINJECT_SOURCES:
+    source = event.text("source")
+    if source not in REINJECT_SOURCES:
         return NOTHING
     plans = [
         dataclasses.replace(plan, sections=tuple(fresh_sections(event.project, plan)))
         for plan in load_plans(event.project)
         if plan.rule_count
     ]
-    if not plans:
+    recover = has_summary(event.project, event.session_id)
+    if not plans and not recover:
         return NOTHING
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
     limit = load(event.project).injection.limit_chars
-    text = render_rules_within(
-        event.project, "session_start_context.md.j2", plans, limit, source=event.text("source")
-    )
-    return Outcome(context=text)
+    text = ""
+    if plans:
+        text = render_rules_within(
+            event.project, "session_start_context.md.j2", plans, limit, source=source
+        )
+    if recover:  # seed 001 recovery: after the invariants, in what room they leave
+        from ctxward.sessions import with_recovery
+
+        text = with_recovery(event.project, event.session_id, text, limit, source)
+    return Outcome(context=text) if text else NOTHING

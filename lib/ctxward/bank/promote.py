@@ -1,0 +1,518 @@
+"""`bank promote`: the L2 batch promotion at a phase gate (seed 000 §9, C1–C4, C7).
+
+One call, one transaction (`txn.commit`): the entries are read, preflighted and scored, the
+budget is allocated, and 01-active-context.md, 02-progress-log.md, the ZZ artifact,
+`_xref/index.md`, `_xref/_next_id.json` (and the C7 archive when the trim runs) are written
+together, and the `.tmp/` entries consumed are deleted, or nothing is.
+
+Idempotent (seed 000 §17): an entry whose (date, phase, agent) and content hash are in the bank
+already changes nothing; the same key with another hash replaces it in place. A promotion that
+changes nothing writes nothing, not even its time stamp.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ctxward import scoring, xref
+from ctxward.bank import active, archive, budget, inputs, state, trim, txn, zz
+from ctxward.bank import progress as progress_log
+from ctxward.bank.active import PLANS, ActiveContext, Phase, PlanRow, Row
+from ctxward.bank.inputs import Item
+from ctxward.bank.markup import natural_key
+from ctxward.bank.progress import Item as LogItem
+from ctxward.errors import BadInput
+from ctxward.project import Project
+
+_PHASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+_DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
+
+
+def check_phase(value: str) -> str:
+    """A phase label: `2`, `2a`, `3.1` (a leading "Phase " is dropped)."""
+    label = value.strip()
+    if label.lower().startswith("phase "):
+        label = label[6:].strip()
+    if not _PHASE.match(label):
+        raise BadInput(f"--phase {value!r}: expected a label such as 2, 2a or 3.1")
+    return label
+
+
+def check_date(value: str) -> str:
+    if not _DATE.match(value):
+        raise BadInput(f"--date {value!r}: expected YYYY-MM-DD")
+    try:
+        datetime.strptime(value, "%Y-%m-%d")
+    except ValueError:
+        raise BadInput(f"--date {value!r}: not a calendar date") from None
+    return value
+
+
+@dataclass(slots=True)
+class Promoted:
+    kind: str
+    key: str
+    band: str
+    score: float
+    mode: str  # the 01 mode for subtask entries, "" for the others
+    action: str  # "added" or "updated"
+    refs: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "band": self.band,
+            "score": self.score,
+            "mode": self.mode or None,
+            "lines": budget.lines(budget.cost(self.band, self.mode)) if self.mode else None,
+            "action": self.action,
+            "refs": self.refs,
+        }
+
+
+@dataclass(slots=True)
+class Promotion:
+    phase: str
+    promoted: list[Promoted] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[inputs.Skip] = field(default_factory=list)
+    unrecognized: list[str] = field(default_factory=list)
+    other_phases: int = 0
+    xrefs_added: int = 0
+    warnings: list[str] = field(default_factory=list)
+    trim: trim.Trim | None = None
+    written: list[str] = field(default_factory=list)
+    zz: str = ""
+    budget: dict[str, Any] = field(default_factory=dict)
+    recovered: str | None = None
+    inputs: int = 0
+
+    @property
+    def bands(self) -> dict[str, int]:
+        counts = dict.fromkeys(budget.BANDS, 0)
+        for item in self.promoted:
+            counts[item.band] = counts.get(item.band, 0) + 1
+        return counts
+
+    def confirmation(self) -> str:
+        """The seed's line: "Compression complete: N entries compressed (M CRITICAL, P HIGH), …"."""
+        from ctxward.render import render
+
+        return render("bank/confirmation.txt.j2", promotion=self).strip()
+
+    def as_dict(self, project: Project) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "confirmation": self.confirmation(),
+            "promoted": [item.as_dict() for item in self.promoted],
+            "bands": self.bands,
+            "unchanged": self.unchanged,
+            "skipped": [
+                {"what": s.what, "reason": s.reason, "blocker": s.blocker or None}
+                for s in self.skipped
+            ],
+            "unrecognized": self.unrecognized,
+            "other_phases": self.other_phases,
+            "xrefs_added": self.xrefs_added,
+            "warnings": self.warnings,
+            "trim": self.trim.as_dict() if self.trim and self.trim.trimmed else None,
+            "written": self.written,
+            "zz": self.zz,
+            "budget": self.budget,
+            "recovered": self.recovered,
+            "bank": project.relative(project.bank_dir),
+        }
+
+
+def _files_text(files: Sequence[str], shown: int = 3) -> str:
+    if len(files) <= shown:
+        return ", ".join(files)
+    return ", ".join(files[:shown]) + f" (+{len(files) - shown})"
+
+
+def make_row(item: Item, mode: str) -> Row:
+    """The `## Completed Phases` row of `item` in `mode` (rendered by the L1 band templates)."""
+    from ctxward.render import render
+
+    template = budget.MODE_TEMPLATES[mode][item.band]
+    text = render(template, entry=item.view)
+    return Row(
+        key=item.key,
+        hash=item.hash,
+        band=item.band,
+        score=item.score,
+        mode=mode,
+        agent=item.agent,
+        status=scoring.status_of(item.fields) or "complete",
+        title=item.title,
+        files=str(item.view.get("files") or _files_text(item.files)),
+        partial=bool(item.view.get("partial")),
+        lines=[line for line in text.splitlines() if line.strip()],
+    )
+
+
+def entry_label(date: str, phase: str, agent: str) -> str:
+    """How links name an entry: its progress-log heading."""
+    return f"{date} — Phase {phase}: {agent}"
+
+
+def _log_lines(item: Item, refs: Sequence[str], decision: str = "") -> list[str]:
+    from ctxward.render import render
+
+    fields = item.fields
+    meta = {
+        name.replace("_", " "): scoring.text_of(fields.get(name))
+        for name in ("status", "tests", "coverage", "critical_issues")
+        if not scoring.is_empty(fields.get(name)) or name == "critical_issues" and name in fields
+    }
+    original = item.original
+    text = render(
+        "bank/log_item.md.j2",
+        item={
+            "kind": item.kind,
+            "agent": item.agent,
+            "band": item.band,
+            "score": f"{item.score:.2f}",
+            "verdict": scoring.text_of(fields.get("verdict")).upper(),
+            "meta": meta,
+            "partial": scoring.status_of(fields) == "partial",
+            "summary": compress_summary(item.summary),
+            "files": _files_text(item.files, 6),
+            "refs": list(refs),
+            "decision": decision,
+            "original": original,
+        },
+    )
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def compress_summary(text: str, limit: int = 400) -> str:
+    """The archived summary: one line, at most `limit` characters."""
+    from ctxward.compress import _cut
+
+    return _cut(" ".join(text.split()), limit)
+
+
+def _dedupe(items: Sequence[Item]) -> tuple[list[Item], list[inputs.Skip]]:
+    """One item per (kind, key); a later one wins (it is the newer text)."""
+    seen: dict[tuple[str, str], Item] = {}
+    superseded = []
+    for item in items:
+        older = seen.pop((item.kind, item.key), None)
+        if older is not None and older.hash != item.hash:
+            superseded.append(
+                inputs.Skip(
+                    f"{older.source.label} [{older.agent}]",
+                    f"superseded by {item.source.label}: same date, phase and agent",
+                )
+            )
+        seen[(item.kind, item.key)] = item
+    return list(seen.values()), superseded
+
+
+def _new_phase(doc: ActiveContext, label: str, per_phase: int) -> Phase:
+    """A phase's budget: PER_PHASE + the carryover of the phase before it (seed 000 §18)."""
+    earlier = [p for p in doc.phases.values() if natural_key(p.label) < natural_key(label)]
+    before = max(earlier, key=lambda p: natural_key(p.label)) if earlier else None
+    carry = before.carry_out if before is not None else 0
+    phase = Phase(label, per_phase + carry, carry)
+    doc.phases[label] = phase
+    return phase
+
+
+def promote(
+    project: Project,
+    paths: Sequence[str] = (),
+    *,
+    phase: str,
+    receiver: str | None = None,
+    phases: int | None = None,
+    budget_lines: int | None = None,
+    feature: str | None = None,
+    date: str | None = None,
+    keep: bool = False,
+    now: datetime | None = None,
+    progress: Callable[[str], None] | None = None,
+    portable_lock: bool = False,
+) -> Promotion:
+    """Promote ENTRIES (or the entries staged in `.tmp/` for the gate) into the memory bank."""
+    from ctxward.config import load as load_config
+
+    gate = check_phase(phase)
+    now = now or datetime.now(timezone.utc)
+    today = check_date(date) if date else now.strftime("%Y-%m-%d")
+    if phases is not None and not 1 <= phases <= 100:
+        raise BadInput(f"--phases {phases}: expected 1..100")
+    if budget_lines is not None and not 10 <= budget_lines <= 10_000:
+        raise BadInput(f"--budget {budget_lines}: expected 10..10000 lines")
+    settings = load_config(project)
+    tables = scoring.load_tables(settings.scoring)
+    total = budget_lines or settings.bank.total_budget
+    explicit = inputs.explicit_sources(project, paths) if paths else None
+    receiver = receiver.strip().lower() if receiver else None
+
+    with state.session(project, portable_lock=portable_lock) as opened:
+        bank = opened.bank
+        if explicit is None:
+            sources, unrecognized = inputs.staged_sources(project)
+        else:
+            sources, unrecognized = explicit, []
+        collected = inputs.collect(
+            project,
+            sources,
+            tables,
+            gate=gate,
+            receiver=receiver,
+            date=today,
+            explicit=explicit is not None,
+            progress=progress,
+        )
+        current = state.load(bank)
+        doc = current.active
+        result = Promotion(
+            phase=gate,
+            skipped=collected.skipped,
+            unrecognized=unrecognized + collected.unrecognized,
+            other_phases=collected.other_phases,
+            recovered=opened.recovered,
+            inputs=len(sources),
+        )
+        estimated = phases or _int(doc.params.get("phases")) or settings.bank.phases
+        per_phase = budget.per_phase(total, estimated)
+        items, superseded = _dedupe(collected.items)
+        result.skipped.extend(superseded)
+        summaries = [i for i in items if i.kind == "summary"]
+
+        # which entries change the bank, and which of those replace an older version
+        changing: list[Item] = []
+        updated: set[tuple[str, str]] = set()
+        for item in summaries:
+            found = doc.find(item.key)
+            if found is not None and found[0].rows[found[1]].hash == item.hash:
+                result.unchanged += 1
+                continue
+            changing.append(item)
+            if found is not None:
+                updated.add((item.kind, item.key))
+        others: list[Item] = []
+        for item in items:
+            if item.kind in ("impl", "disc", "review"):
+                chunk = current.log.by_key.get(item.key)
+                existing = chunk.item(item.kind) if chunk is not None else None
+                if existing is not None and existing.hash == item.hash:
+                    result.unchanged += 1
+                    continue
+                others.append(item)
+                if existing is not None:
+                    updated.add((item.kind, item.key))
+            elif item.kind == "plan":
+                others.append(item)
+
+        # §18: CRITICAL alone above TOTAL_BUDGET escalates before anything is written
+        replaced = {item.key for item in changing}
+        critical = sum(r.cost for r in doc.rows() if r.band == "CRITICAL" and r.key not in replaced)
+        critical += sum(
+            budget.cost("CRITICAL", "expanded") for i in changing if i.band == "CRITICAL"
+        )
+        budget.check_critical(critical, total)
+
+        # cross-references first: the archive lines name them
+        registry = xref.Registry(current.index, current.ids, str(bank / state.NEXT_ID))
+        refs: dict[tuple[str, str], list[str]] = {}
+        decisions: dict[str, str] = {}
+        for item in [*changing, *others]:
+            label = entry_label(item.date, item.phase, item.agent)
+            found_refs = refs.setdefault((item.kind, item.key), [])
+            if item.band == "CRITICAL" and item.kind in ("summary", "impl"):
+                narrative = "\n".join([scoring.narrative(item.fields), *item.files])
+                for found in xref.entities(narrative, item.files):
+                    found_refs.append(
+                        registry.entity(
+                            found.kind, found.name, found.location, item.phase, item.agent
+                        )
+                    )
+            if item.kind == "review":
+                note = xref.decision_note(item.fields, item.text, item.title)
+                if note is not None:
+                    links_to = note.links_to or f"02-progress-log.md ({label})"
+                    decisions[item.key] = registry.decision(
+                        note.kind, note.summary, links_to, item.phase
+                    )
+                    found_refs.append(decisions[item.key])
+            if item.kind in ("summary", "impl"):
+                blocked_by = scoring.text_of(item.fields.get("blocked_by")) or scoring.text_of(
+                    item.fields.get("blockers")
+                )
+                if blocked_by and not scoring.is_empty(blocked_by):
+                    registry.link(blocked_by, label, "unblocked", item.phase)
+                for name in ("unblocks", "unblocked"):
+                    target = scoring.text_of(item.fields.get(name))
+                    if target and not scoring.is_empty(target):
+                        registry.link(label, target, "unblocks", item.phase)
+                registry.resolve(item.phase, item.agent, label)
+            name = scoring.text_of(item.fields.get("feature")) or feature
+            if name and item.kind == "summary":
+                registry.feature(name, item.phase, item.agent, item.band, item.title, item.score)
+        for skip in collected.skipped:
+            if skip.blocked and skip.agent:
+                registry.wait(
+                    entry_label(skip.date, skip.phase, skip.agent), skip.blocker, skip.phase, today
+                )
+
+        # 01: budget allocation per phase, priority-greedy (seed 000 §6)
+        modes: dict[str, str] = {}
+        by_phase: dict[str, list[Item]] = {}
+        for item in changing:
+            by_phase.setdefault(item.phase, []).append(item)
+        for label in sorted(by_phase, key=natural_key):
+            group = by_phase[label]
+            target = doc.phases.get(label) or _new_phase(doc, label, per_phase)
+            keys = {item.key for item in group}
+            target.rows = [row for row in target.rows if row.key not in keys]
+            chosen = budget.allocate(
+                [budget.Candidate(i.key, i.band, i.score) for i in group],
+                target.allocated * 2 - target.used,
+                total * 2 - doc.used,
+            )
+            for item, mode in zip(group, chosen):
+                target.rows.append(make_row(item, mode))
+                modes[item.key] = mode
+            flag = budget.overflow(label, sum(1 for r in target.rows if r.band == "CRITICAL"))
+            if flag:
+                result.warnings.append(flag)
+
+        # 02: the archive of every promoted entry, and the review lines
+        log = current.log
+        for item in changing + others:
+            if item.kind == "plan":
+                continue
+            chunk = log.section(item.date, item.phase, item.agent)
+            lines = _log_lines(
+                item, refs.get((item.kind, item.key), []), decisions.get(item.key, "")
+            )
+            chunk.put(LogItem(item.kind, item.hash, lines))
+
+        # 01 ## Plans (C4): one row per (date, feature)
+        for item in others:
+            if item.kind != "plan":
+                continue
+            name = scoring.text_of(item.fields.get("feature")) or feature or item.title
+            row = PlanRow(
+                item.date, name, item.source.label, scoring.status_of(item.fields) or "complete"
+            )
+            if all(existing.key != row.key for existing in doc.plans):
+                doc.plans.append(row)
+                if PLANS not in doc.order:
+                    doc.order.append(PLANS)
+
+        for item in [*changing, *others]:
+            result.promoted.append(
+                Promoted(
+                    item.kind,
+                    item.key,
+                    item.band,
+                    item.score,
+                    modes.get(item.key, "") if item.kind == "summary" else "",
+                    "updated" if (item.kind, item.key) in updated else "added",
+                    refs.get((item.kind, item.key), []),
+                )
+            )
+        result.xrefs_added = registry.added
+
+        # C7: the section passed TOTAL_BUDGET lines
+        writes: dict[Path, str] = {}
+        month = now.strftime("%Y-%m")
+        store = archive.parse(month, _read(bank / archive.relpath(month)))
+        report = trim.c7(doc, total, store, today)
+        if report.trimmed:
+            result.trim = report
+            writes[bank / archive.relpath(month)] = store.render()
+
+        # the ZZ artifact of the gate, from the bank as it now stands
+        result.zz = zz.relpath(gate)
+        if phases is not None:
+            doc.params["phases"] = str(phases)
+        if feature:
+            doc.params["feature"] = feature
+        writes[bank / zz.relpath(gate)] = zz.render(doc, current.index, gate, receiver)
+        writes[bank / state.INDEX] = xref.render_index(current.index)
+        if current.texts[state.NEXT_ID] is not None or registry.added:
+            writes[bank / state.NEXT_ID] = current.ids.as_json()
+        writes[bank / progress_log.FILE] = progress_log.render(log)
+        writes[bank / active.FILE] = active.render(doc, total)
+        deletes = [
+            source.path
+            for source in collected.sources
+            if source.in_tmp and not keep and source.label not in collected.kept
+        ]
+        if _changes(bank, writes, deletes):
+            doc.params.update(
+                {
+                    "last": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "last-phase": gate,
+                    "last-count": str(len(result.promoted)),
+                }
+            )
+            writes[bank / active.FILE] = active.render(doc, total)
+        writes = {path: _scrubbed(text) for path, text in writes.items()}
+        result.written = txn.commit(bank, writes, deletes)
+        result.budget = phase_budget(doc, gate, total, per_phase, estimated)
+    return result
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
+def _changes(bank: Path, writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
+    if any(path.is_file() for path in deletes):
+        return True
+    for path, text in writes.items():
+        try:
+            if path.read_bytes() != _scrubbed(text).encode("utf-8"):
+                return True
+        except FileNotFoundError:
+            return True
+    return False
+
+
+def _scrubbed(text: str) -> str:
+    from ctxward.scrub import redact
+
+    return redact(text)
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+def phase_budget(
+    doc: ActiveContext, gate: str, total: int, per_phase: int, estimated: int
+) -> dict[str, Any]:
+    """The gate phase's budget after the promotion (for the CLI and ZZ)."""
+    from ctxward.bank.markup import phase_matches
+
+    phases = [p for p in doc.ordered_phases() if phase_matches(gate, p.label)]
+    allocated = sum(p.allocated for p in phases)
+    used = sum(p.used for p in phases)
+    unused = max(allocated * 2 - used, 0)
+    return {
+        "phase": gate,
+        "allocated": allocated,
+        "used": budget.lines(used),
+        "unused": budget.lines(unused),
+        "carryover": budget.carryover(unused),
+        "section_used": budget.lines(doc.used),
+        "total": total,
+        "per_phase": per_phase,
+        "phases": estimated,
+    }

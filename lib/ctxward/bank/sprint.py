@@ -1,0 +1,158 @@
+"""`bank close-sprint` (seed 000 C5): bulk cleanup of `.tmp/`, a cross-ref archive, and the
+entries still unresolved.
+
+- `.tmp/`: ZZ artifacts are deleted; a staged entry or artifact is deleted only when every entry
+  in it is in the bank with the same content hash (it was promoted). Anything else stays: an
+  entry the preflight refuses (blocked, in progress, NEEDS_REVISION, …) or one not promoted yet
+  is listed as unresolved; a file ctxward does not recognise is listed and left in place.
+- `_xref/index.md` is copied to `_xref/archive/YYYY-MM-DD-index.md`; the index itself stays
+  (its ids survive sprint boundaries, seed 000 §7).
+- Unresolved: those `.tmp/` entries, the bank's `partial` (⚠️) entries, and blocked entries the
+  index is still waiting on.
+All in one transaction; `_notes/` is never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ctxward import compress, scoring
+from ctxward.bank import inputs, state, txn
+from ctxward.project import Project
+
+XREF_ARCHIVE = "_xref/archive/{date}-index.md"
+
+
+@dataclass(slots=True)
+class Unresolved:
+    what: str
+    reason: str
+    where: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"what": self.what, "reason": self.reason, "where": self.where}
+
+
+@dataclass(slots=True)
+class Closed:
+    deleted: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    unrecognized: list[str] = field(default_factory=list)
+    unresolved: list[Unresolved] = field(default_factory=list)
+    xref_archive: str = ""
+    dry_run: bool = False
+    written: list[str] = field(default_factory=list)
+
+    def as_dict(self, project: Project) -> dict[str, Any]:
+        return {
+            "bank": project.relative(project.bank_dir),
+            "dry_run": self.dry_run,
+            "deleted": self.deleted,
+            "kept": self.kept,
+            "unrecognized": self.unrecognized,
+            "unresolved": [u.as_dict() for u in self.unresolved],
+            "xref_archive": self.xref_archive or None,
+            "written": self.written,
+        }
+
+
+def _bank_hashes(current: state.State) -> dict[tuple[str, str], set[str]]:
+    """(date, agent) → the content hashes the bank holds for it (01 rows and 02 items)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for row in current.active.rows():
+        found.setdefault((row.date, row.key.split("|")[-1]), set()).add(row.hash)
+    for chunk in current.log.chunks:
+        if chunk.key is None:
+            continue
+        date, _, agent = chunk.key.split("|", 2)
+        for part in chunk.body:
+            if not isinstance(part, str):
+                found.setdefault((date, agent), set()).add(part.hash)
+    return found
+
+
+def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool = False) -> Closed:
+    """Clean `.tmp/`, archive the cross-reference index, list what is unresolved."""
+    from ctxward.config import load as load_config
+
+    now = now or datetime.now(timezone.utc)
+    today = now.strftime("%Y-%m-%d")
+    tables = scoring.load_tables(load_config(project).scoring)
+    report = Closed(dry_run=dry_run)
+    if not project.bank_dir.is_dir():
+        return report
+    with state.session(project) as opened:
+        bank = opened.bank
+        current = state.load(bank)
+        labels = [phase.label for phase in current.active.ordered_phases()]
+        held = _bank_hashes(current)
+        deletes: list[Path] = []
+        sources, report.unrecognized = inputs.staged_sources(project)
+        folder = bank / ".tmp"
+        for path in sorted(folder.glob("ZZ-*.md")) if folder.is_dir() else []:
+            deletes.append(path)
+        for source in sources:
+            collected = inputs.collect(
+                project,
+                [source],
+                tables,
+                gate="*",
+                receiver=None,
+                date=today,
+                explicit=False,
+                store=False,
+            )
+            report.unrecognized.extend(collected.unrecognized)
+            if collected.unrecognized:
+                continue
+            pending = False
+            for skip in collected.skipped:
+                report.unresolved.append(Unresolved(skip.what, skip.reason, source.label))
+                pending = True
+            for item in collected.items:
+                digests = {
+                    compress.entry_hash(item.date, label, item.agent_key, item.summary)
+                    for label in ([item.phase] if item.phase != "*" else labels)
+                }
+                if not digests & held.get((item.date, item.agent_key), set()):
+                    report.unresolved.append(
+                        Unresolved(
+                            f"{source.label} [{item.agent}]",
+                            "staged, not promoted yet (run `ctxward bank promote --phase N`)",
+                            source.label,
+                        )
+                    )
+                    pending = True
+            if pending:
+                report.kept.append(source.label)
+            else:
+                deletes.append(source.path)
+        for row in current.active.rows():
+            if row.partial or row.status == "partial":
+                report.unresolved.append(
+                    Unresolved(
+                        f"Phase {row.phase}: {row.title or row.agent} [{row.agent}]",
+                        "partial ⚠️",
+                        "01-active-context.md",
+                    )
+                )
+        for waiting in current.index.waiting:
+            report.unresolved.append(
+                Unresolved(waiting.entry, f"blocked: {waiting.blocker}", state.INDEX)
+            )
+        report.deleted = [project.relative(path) for path in deletes]
+        writes: dict[Path, str] = {}
+        if current.texts[state.INDEX] is not None:
+            from ctxward.render import render
+
+            target = bank / XREF_ARCHIVE.format(date=today)
+            report.xref_archive = project.relative(target)
+            writes[target] = render(
+                "bank/xref_archive.md.j2", date=today, index=current.texts[state.INDEX]
+            )
+        if not dry_run:
+            report.written = txn.commit(bank, writes, deletes)
+    return report

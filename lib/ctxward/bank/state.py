@@ -1,0 +1,74 @@
+"""Opening the bank: the lock, start-up recovery, and every file read back into one State."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctxward import xref
+from ctxward.bank import active, progress, txn
+from ctxward.errors import BadInput
+from ctxward.project import Project
+
+INDEX = "_xref/index.md"
+NEXT_ID = "_xref/_next_id.json"
+
+
+@dataclass(slots=True)
+class State:
+    bank: Path
+    texts: dict[str, str | None]  # each file as read (None: absent)
+    active: active.ActiveContext
+    log: progress.ProgressLog
+    index: xref.Index
+    ids: xref.Ids
+
+    def path(self, name: str) -> Path:
+        return self.bank / name
+
+
+def _read(bank: Path, name: str) -> str | None:
+    path = bank / name
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path}: not UTF-8 (byte {exc.start})") from None
+
+
+def load(bank: Path) -> State:
+    """Read every bank file (the caller holds the lock and has recovered)."""
+    texts = {name: _read(bank, name) for name in (active.FILE, progress.FILE, INDEX, NEXT_ID)}
+    index = xref.parse_index(texts[INDEX] or "")
+    return State(
+        bank=bank,
+        texts=texts,
+        active=active.parse(texts[active.FILE] or ""),
+        log=progress.parse(texts[progress.FILE] or ""),
+        index=index,
+        ids=xref.parse_ids(texts[NEXT_ID], index, str(bank / NEXT_ID)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    bank: Path
+    recovered: str | None
+    stale_removed: tuple[str, ...]
+
+
+@contextlib.contextmanager
+def session(project: Project, *, portable_lock: bool = False) -> Iterator[Opened]:
+    """Lock the bank (and the L1 staging folder), recover, clean stale temporary files."""
+    from ctxward.fsutil import locked
+
+    bank = project.bank_dir
+    if bank.is_symlink() or (bank.exists() and not bank.is_dir()):
+        raise BadInput(f"{project.relative(bank)}: not a folder")
+    with txn.bank_lock(bank, portable=portable_lock), locked(bank / ".tmp", project.locks_dir):
+        recovered = txn.recover(bank)
+        stale = txn.remove_stale_tmp(bank)
+        yield Opened(bank, recovered, tuple(stale))

@@ -1,0 +1,107 @@
+"""`ctxward session`: seed 001 session compression, by hand (PreCompact does it on its own)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ctxward import sessions
+from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.errors import BadInput
+from ctxward.project import Project
+from ctxward.render import render
+
+
+@click.group(cls=Group)
+def session() -> None:
+    """Compress a Claude Code session into a ≤ 200-token summary (seed 001).
+
+    \b
+    Example:
+        ctxward session summarize
+        ctxward session stats --json
+    """
+
+
+transcript_argument = click.argument(
+    "transcript", required=False, type=click.Path(path_type=Path, dir_okay=False)
+)
+
+
+def _transcript(project: Project, given: Path | None) -> Path:
+    """TRANSCRIPT, else the current session's, else the project's newest; BadInput if none."""
+    from ctxward import transcript as reader
+
+    path = given or reader.find_transcript(project.root, os.environ)
+    if path is None:
+        folder = reader.projects_dir(os.environ)
+        raise BadInput(f"no transcript of this project under {folder}; name one")
+    if not path.is_file():
+        raise BadInput(f"{path}: no such file")
+    return path
+
+
+def _summarize(path: Path, session_id: str = "") -> tuple[sessions.Extraction, sessions.Summary]:
+    try:
+        return sessions.summarize(path, session_id)
+    except OSError as exc:
+        raise BadInput(f"{path}: {exc.strerror or exc}") from None
+
+
+@session.command("summarize")
+@transcript_argument
+@click.option("--session-id", help="Name the summary by this id (default: the transcript's).")
+@json_option
+@click.pass_context
+def summarize_command(
+    ctx: click.Context, transcript: Path | None, session_id: str | None, as_json: bool
+) -> None:
+    """Summarize TRANSCRIPT and write .ctxward/sessions/<session id>.yaml.
+
+    TRANSCRIPT defaults to the current session's ($CLAUDE_CODE_SESSION_ID), else the newest
+    one of this project under ~/.claude/projects/. Prints the YAML that was written; --json
+    prints {"path", "session_summary", "dropped", "stats"}.
+
+    \b
+    Example:
+        ctxward session summarize
+        ctxward session summarize ~/.claude/projects/-home-me-repo/SESSION.jsonl --json
+    """
+    project = project_of(ctx)
+    path = _transcript(project, transcript)
+    extraction, summary = _summarize(path, session_id or "")
+    written = sessions.write(project, summary, path)
+    if as_json:
+        echo_json(
+            {
+                "path": project.relative(written.path),
+                "session_summary": sessions.as_dict(summary),
+                "dropped": {name: list(items) for name, items in summary.dropped.items()},
+                "stats": sessions.stats(extraction, summary, path),
+            }
+        )
+    else:
+        click.echo(written.path.read_text(encoding="utf-8"), nl=False)
+        click.echo(f"ctxward: wrote {project.relative(written.path)}", err=True)
+
+
+@session.command("stats")
+@transcript_argument
+@json_option
+@click.pass_context
+def stats_command(ctx: click.Context, transcript: Path | None, as_json: bool) -> None:
+    """Print the compression ratio and the counts per category; writes nothing.
+
+    \b
+    Example:
+        ctxward session stats --json
+    """
+    path = _transcript(project_of(ctx), transcript)
+    extraction, summary = _summarize(path)
+    body = sessions.stats(extraction, summary, path)
+    if as_json:
+        echo_json(body)
+    else:
+        click.echo(render("session/cli_stats.txt.j2", stats=body), nl=False)

@@ -1,0 +1,18 @@
+"""SessionEnd (optional): write the session's seed 001 summary when the session ends.
+
+Not wired by default (README "Session compression and recovery" shows how): Claude Code gives
+SessionEnd hooks 1.5 s in all unless a settings file raises it. PreCompact writes the same file
+before every compaction. Nothing reaches the model or the user from here; a failure is one line
+on stderr and exit 1, and the session ends regardless.
+"""
+
+from __future__ import annotations
+
+from ctxward.hookio import NOTHING, HookEvent, Outcome
+
+
+def handle(event: HookEvent) -> Outcome:
+    from ctxward.sessions import write_from_hook
+
+    write_from_hook(event.project, event.session_id, event.text("transcript_path"))
+    return NOTHING

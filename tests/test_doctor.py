@@ -1,0 +1,334 @@
+"""`ctxward doctor`: each check finds what it should, and says how to fix it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxward import doctor, install, thresholds
+from ctxward.cli import cli
+from ctxward.install import ClaudeVersion
+from ctxward.project import Project
+
+NEW = ClaudeVersion((2, 1, 332), "override")
+OLD = ClaudeVersion((2, 0, 77), "override")
+BIN = Path(sys.executable).parent  # the venv's bin/: ctxward and ctxward-hook
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    """The environment doctor sees: the venv's console scripts on PATH, an isolated HOME."""
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+
+
+def diagnose(project: Path, env: dict[str, str], **kwargs) -> doctor.Diagnosis:
+    kwargs.setdefault("version", NEW)
+    kwargs.setdefault("run_hooks", False)
+    return doctor.diagnose(Project(project), env=env, **kwargs)
+
+
+def by_id(result: doctor.Diagnosis) -> dict[str, doctor.Check]:
+    return {check.id: check for check in result.checks}
+
+
+def write_settings(project: Path, data: dict) -> Path:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
+
+
+def wire(project: Path, command: str = "ctxward-hook", **matchers: str) -> dict:
+    hooks = json.loads(json.dumps(install.canonical_wiring()))
+    for event, groups in hooks.items():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["command"] = command
+            if event in matchers:
+                group["matcher"] = matchers[event]
+    write_settings(project, {"hooks": hooks})
+    return hooks
+
+
+@pytest.mark.parametrize(
+    ("matcher", "value", "expected"),
+    [
+        (None, "Agent", True),
+        ("", "Task", True),
+        ("*", "Bash", True),
+        ("Agent|Task", "Task", True),
+        ("Agent, Task", "Task", True),
+        ("Agent", "Task", False),
+        ("Agent", "AgentX", False),  # a plain name is exact
+        ("^(Agent|Task)$", "Task", True),  # anything else is an unanchored regex
+        ("Ag.*", "Agent", True),
+        ("(", "Agent", False),
+    ],
+)
+def test_matcher_matches_like_claude_code(matcher, value, expected):
+    assert doctor.matcher_matches(matcher, value) is expected
+
+
+def test_nothing_wired_is_a_warning_not_a_failure(project, env):
+    result = diagnose(project, env)
+    checks = by_id(result)
+    assert checks["hosts"].status == "warn"
+    assert checks["hosts"].fix.startswith("ctxward install claude")
+    assert checks["plans"].status == "info"
+    assert result.ok
+
+
+def test_a_wired_project_passes(project, env):
+    install.install("claude", "project", Project(project), claude_version=NEW, env=env)
+    result = diagnose(project, env)
+    checks = by_id(result)
+    assert checks["claude.project.wired"].status == "ok"
+    assert checks["claude.project.matchers"].status == "ok"
+    assert "PreToolUse Agent|Task" in checks["claude.project.matchers"].title
+    assert checks["path.ctxward-hook"].status == "ok"
+    assert result.ok, [c for c in result.checks if c.status == "fail"]
+
+
+def test_a_matcher_that_misses_task_fails(project, env):
+    wire(project, PreToolUse="Agent", SessionStart="compact")
+    check = by_id(diagnose(project, env))["claude.project.matchers"]
+    assert check.status == "fail"
+    assert "PreToolUse matcher 'Agent' does not match Task" in check.detail
+    assert "SessionStart matcher 'compact' does not match resume" in check.detail
+    assert check.fix == "ctxward install claude --scope project"
+
+
+def test_a_missing_event_is_a_warning_with_the_fix(project, env):
+    hooks = install.canonical_wiring()
+    write_settings(project, {"hooks": {"PreToolUse": hooks["PreToolUse"]}})
+    check = by_id(diagnose(project, env))["claude.project.wired"]
+    assert check.status == "warn"
+    assert "not wired: PreCompact" in check.detail
+    assert check.fix == "ctxward install claude --scope project"
+
+
+def test_an_event_the_version_does_not_know_fails(project, env):
+    wire(project)
+    check = by_id(diagnose(project, env, version=OLD))["claude.project.events"]
+    assert check.status == "fail"
+    assert "does not know: PostCompact" in check.title
+    assert "ignore every hook in the file" in check.detail
+
+
+def test_an_assumed_version_only_warns(project, env):
+    wire(project)
+    assumed = ClaudeVersion((2, 0, 77), "assumed", "`claude` is not on PATH")
+    checks = by_id(diagnose(project, env, version=assumed))
+    assert checks["claude.project.events"].status == "warn"
+    assert checks["claude.version"].status == "warn"
+    assert "--claude-version" in checks["claude.version"].fix
+
+
+def test_an_unreadable_settings_file_fails(project, env):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"hooks": {,}}', encoding="utf-8")
+    check = by_id(diagnose(project, env))["claude.project.parse"]
+    assert check.status == "fail"
+    assert "not valid JSON" in check.detail
+
+
+def test_a_missing_entry_point_fails_with_the_fix(project, env, tmp_path):
+    wire(project)
+    check = by_id(diagnose(project, {**env, "PATH": str(tmp_path)}))["path.ctxward-hook"]
+    assert check.status == "fail"
+    assert check.fix.startswith("pipx install ctxward")
+
+
+def test_user_scope_files_are_checked_too(project, env, tmp_path):
+    install.install("codex", "user", Project(project), env=env)
+    install.install("opencode", "user", Project(project), env=env)
+    checks = by_id(diagnose(project, env))
+    assert (
+        checks["codex.user.wired"].title
+        == "~/.codex/hooks.json runs ctxward for PreCompact, SessionStart"
+    )
+    assert checks["opencode.user.plugin"].status == "ok"
+    assert checks["path.ctxward"].title == "`ctxward` resolves on PATH (for codex, opencode)"
+
+
+def test_an_outdated_opencode_plugin_warns(project, env):
+    install.install("opencode", "project", Project(project), env=env)
+    path = project / ".opencode" / "plugin" / "ctxward.js"
+    path.write_text(path.read_text(encoding="utf-8") + "// old\n", encoding="utf-8")
+    check = by_id(diagnose(project, env))["opencode.project.plugin"]
+    assert (check.status, check.fix) == ("warn", "ctxward install opencode --scope project")
+
+
+# --- running the hooks -----------------------------------------------------------------------
+
+
+def test_every_wired_hook_answers_a_synthetic_payload(project, env):
+    if not (BIN / "ctxward-hook").exists():
+        pytest.skip("no ctxward-hook console script next to this interpreter")
+    for host in ("claude", "codex", "opencode"):
+        install.install(host, "project", Project(project), claude_version=NEW, env=env)
+    result = diagnose(project, env, run_hooks=True)
+    runs = [check for check in result.checks if check.id.startswith("hook.")]
+    events = list(install.canonical_wiring())
+    assert [check.id for check in runs] == [
+        *(f"hook.claude.{event}" for event in events),
+        "hook.codex.PreCompact",
+        "hook.codex.SessionStart",
+        "hook.opencode.PreCompact",
+        "hook.opencode.SessionStart",
+        "hook.opencode.PreToolUse",
+    ]
+    assert all(check.status == "ok" for check in runs), [c for c in runs if c.status != "ok"]
+    assert all("answered in" in check.detail for check in runs)
+    assert not (project / ".ctxward").exists()  # the scratch project took every write
+
+
+def fake_hook(tmp_path: Path, body: str) -> Path:
+    folder = tmp_path / "fake"
+    folder.mkdir(exist_ok=True)
+    script = folder / "ctxward-hook"
+    script.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ("echo 'broken install' >&2; exit 1", "exit 1: broken install"),
+        ("echo '{not json'", "stdout is not valid JSON"),
+        ("cat > /dev/null", "answered without 'hookSpecificOutput' for an active rule"),
+    ],
+)
+def test_a_hook_that_does_not_answer_properly_fails(project, env, tmp_path, body, detail):
+    script = fake_hook(tmp_path, body)
+    hooks = install.canonical_wiring()
+    session = json.loads(json.dumps(hooks["SessionStart"]))
+    session[0]["hooks"][0]["command"] = str(script)
+    write_settings(project, {"hooks": {"SessionStart": session}})
+    check = by_id(diagnose(project, env, run_hooks=True))["hook.claude.SessionStart"]
+    assert check.status == "fail"
+    assert detail in check.detail
+
+
+def test_a_hook_past_its_timeout_fails(project, env, tmp_path):
+    script = fake_hook(tmp_path, "sleep 5")
+    write_settings(
+        project,
+        {
+            "hooks": {
+                "PreCompact": [
+                    {"hooks": [{"type": "command", "command": str(script), "timeout": 0.3}]}
+                ]
+            }
+        },
+    )
+    check = by_id(diagnose(project, env, run_hooks=True))["hook.claude.PreCompact"]
+    assert (check.status, check.detail) == ("fail", "no answer within its timeout of 0.3 s")
+
+
+# --- drift and thresholds --------------------------------------------------------------------
+
+
+def test_drift_between_a_plan_and_its_skill_fails_with_the_fix(
+    project, env, make_skill, activate_skill
+):
+    skill = make_skill("alpha", ["alpha one", "alpha two"])
+    activate_skill(skill, "work")
+    checks = by_id(diagnose(project, env))
+    assert checks["plan.work.drift"].status == "ok"
+    assert (checks["plan.work.payload"].status, checks["plan.work.payload"].fix) == (
+        "warn",
+        "ctxward watch --once",
+    )
+    make_skill("alpha", ["alpha one", "alpha three"])
+    check = by_id(diagnose(project, env))["plan.work.drift.alpha"]
+    assert check.status == "fail"
+    assert check.detail == ".claude/skills/alpha/SKILL.md: +1 rule(s), -1 rule(s)"
+    assert check.fix.startswith("ctxward watch --once")
+    skill.unlink()
+    gone = by_id(diagnose(project, env))["plan.work.drift.alpha"]
+    assert (gone.status, gone.title) == ("fail", "plan work: skill alpha: missing")
+
+
+def test_a_fresh_payload_is_ok(project, env, make_skill, activate_skill):
+    from ctxward.watch import reconcile
+
+    activate_skill(make_skill("alpha"), "work")
+    reconcile(Project(project))
+    assert by_id(diagnose(project, env))["plan.work.payload"].status == "ok"
+
+
+def test_thresholds_in_force_come_from_the_config(project, env):
+    (project / ".ctxward").mkdir()
+    (project / ".ctxward" / "config.yaml").write_text(
+        "dispatch:\n  capacity_bytes: 100000\n  capacity_by_agent: {Explore: 50000}\n",
+        encoding="utf-8",
+    )
+    result = diagnose(project, env)
+    assert result.thresholds == {
+        "capacityBytes": 100000,
+        "capacityByAgent": {"Explore": 50000},
+        "source": ".ctxward/config.yaml",
+        "tiers": thresholds.table(100000),
+    }
+    assert by_id(result)["config"].status == "ok"
+
+
+def test_a_bad_config_fails(project, env):
+    (project / ".ctxward").mkdir()
+    (project / ".ctxward" / "config.yaml").write_text("dispatch: {nope: 1}\n", encoding="utf-8")
+    result = diagnose(project, env)
+    assert by_id(result)["config"].status == "fail"
+    assert result.thresholds["capacityBytes"] == thresholds.DEFAULT_CAPACITY_BYTES
+
+
+# --- the CLI ---------------------------------------------------------------------------------
+
+
+def test_cli_doctor_text_and_exit_code(project, env, monkeypatch):
+    monkeypatch.setenv("PATH", env["PATH"])
+    install.install("claude", "project", Project(project), claude_version=NEW, env=env)
+    runner = CliRunner()
+    result = runner.invoke(
+        cli, ["-C", str(project), "doctor", "--claude-version", "2.1.332", "--no-run"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == f"ctxward doctor: {project}"
+    assert "-     Claude Code 2.1.332" in lines
+    assert "ok    .claude/settings.json: matchers cover " in result.output
+    assert "Thresholds in force (G9 dispatch guard, capacity 262,144 bytes; defaults):" in lines
+    assert "  hard-reject   80%    209,716 bytes  deny (no override)" in lines
+    assert lines[-1].endswith("0 failures.")
+
+    failing = runner.invoke(
+        cli, ["-C", str(project), "doctor", "--claude-version", "2.0.77", "--no-run"]
+    )
+    assert failing.exit_code == 1
+    assert (
+        "FAIL  .claude/settings.json names events Claude Code 2.0.77 does not know"
+        in failing.output
+    )
+    assert "      fix: upgrade Claude Code" in failing.output
+
+
+def test_cli_doctor_json(project, env, monkeypatch):
+    monkeypatch.setenv("PATH", env["PATH"])
+    result = CliRunner().invoke(
+        cli, ["-C", str(project), "doctor", "--json", "--claude-version", "2.1.332"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] is True
+    assert data["claudeVersion"] == {"version": "2.1.332", "source": "override", "detail": None}
+    assert {"id", "status", "title", "detail", "fix"} == set(data["checks"][0])
+    assert data["thresholds"]["tiers"][3]["tier"] == "hard-reject"
+    assert data["counts"]["fail"] == 0

@@ -1,0 +1,205 @@
+"""Codex host: Codex's hook payloads in, the internal events; the handlers' Outcomes out, in the
+shapes Codex's generated hook schemas accept (openai/codex codex-rs/hooks/schema/generated/).
+
+No real Codex runs here: the payloads follow the documented input schemas (PreCompact and
+PostCompact: session_id, turn_id, transcript_path, cwd, hook_event_name, model, trigger).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxward.cli import main as cli_main
+from ctxward.errors import HookInputError
+from ctxward.hookio import HookEvent, Outcome, run
+from ctxward.hosts import adapter_for, codex
+from ctxward.project import Project
+
+RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions"]
+# additionalProperties: false in Codex's output schemas: only these keys are accepted.
+OUTPUT_KEYS = {"continue", "stopReason", "suppressOutput", "systemMessage"}
+SESSION_START_KEYS = OUTPUT_KEYS | {"hookSpecificOutput"}
+SPECIFIC_KEYS = {"hookEventName", "additionalContext", "env"}
+
+
+def payload(event: str, project: Path, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "session_id": "019a-codex-session",
+        "turn_id": "turn-1",
+        "transcript_path": None,
+        "cwd": str(project),
+        "hook_event_name": event,
+        "model": "gpt-5-codex",
+    }
+    if event == "SessionStart":
+        body["source"] = "compact"
+    else:
+        body["trigger"] = "auto"
+    return {**body, **extra}
+
+
+def run_codex(data: dict[str, Any] | bytes, event: str | None = None) -> tuple[int, str, str]:
+    raw = data if isinstance(data, bytes) else json.dumps(data).encode("utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    code = run(
+        event_name=event, stdin=io.BytesIO(raw), stdout=out, stderr=err, env={}, host="codex"
+    )
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def plan(project, make_skill, activate_skill):
+    activate_skill(make_skill("alpha", RULES), "work")
+    return project / "docs" / "plans" / "work"
+
+
+def test_the_adapter_is_registered():
+    assert adapter_for("codex") is codex
+
+
+@pytest.mark.parametrize("event", ["PreCompact", "SessionStart"])
+def test_payloads_become_internal_events(project, event):
+    found = codex.to_event(payload(event, project))
+    assert found.name == event
+    assert found.project == Project(project)
+    assert found.session_id == "019a-codex-session"
+
+
+def test_the_project_is_found_from_cwd_not_claude_project_dir(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    found = codex.read_event(json.dumps(payload("PreCompact", sub)).encode(), {"x": "y"})
+    assert found.project.root == project
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"cwd": "/"}, "has no 'hook_event_name'"),
+        ({"hook_event_name": "PreToolUse"}, "'PreToolUse' is not handled by ctxward"),
+        ({"hook_event_name": "Stop"}, "'Stop' is not handled"),
+        ({"hook_event_name": "PreCompact", "cwd": 3}, "'cwd' is not a string"),
+    ],
+)
+def test_unusable_payloads_name_the_problem(data, message):
+    with pytest.raises(HookInputError, match=message):
+        codex.to_event(data)
+
+
+def test_a_payload_for_another_event_is_refused(project):
+    with pytest.raises(HookInputError, match="handles SessionStart, but the Codex payload is"):
+        codex.to_event(payload("PreCompact", project), expected="SessionStart")
+
+
+def test_postcompact_without_a_summary_is_refused(project):
+    with pytest.raises(HookInputError, match="Codex gives PostCompact no compaction summary"):
+        codex.to_event(payload("PostCompact", project))
+    found = codex.to_event(payload("PostCompact", project, compact_summary="kept: alpha"))
+    assert found.name == "PostCompact"
+
+
+def event(name: str, project: Path) -> HookEvent:
+    return HookEvent(name=name, data={}, project=Project(project))
+
+
+def test_sessionstart_context_is_claude_codes_shape(project):
+    answer = codex.render_outcome(event("SessionStart", project), Outcome(context="rules"))
+    assert json.loads(answer) == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "rules"}
+    }
+
+
+def test_precompact_prints_nothing_codex_would_ignore(project):
+    outcome = Outcome(plain="instructions for the summarizer")
+    assert codex.render_outcome(event("PreCompact", project), outcome) == ""
+
+
+def test_a_notice_is_a_system_message(project):
+    answer = codex.render_outcome(event("PreCompact", project), Outcome(notice="hello"))
+    assert json.loads(answer) == {"systemMessage": "hello"}
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome"),
+    [
+        ("PreCompact", Outcome(context="x")),
+        ("SessionStart", Outcome(decision="deny", reason="x")),
+        ("PostCompact", Outcome(plain="x")),
+    ],
+)
+def test_an_outcome_codex_cannot_take_is_a_bug(project, name, outcome):
+    with pytest.raises(ValueError, match="for Codex has no use for"):
+        codex.render_outcome(event(name, project), outcome)
+
+
+# --- through hookio.run(host="codex"), the real handlers ---------------------------------------
+
+
+def test_precompact_distills_the_payload_and_prints_nothing(plan, project):
+    code, out, err = run_codex(payload("PreCompact", project))
+    assert (code, out, err) == (0, "", "")
+    text = (plan / ".compaction-payload.md").read_text(encoding="utf-8")
+    assert all(rule in text for rule in RULES)
+
+
+def test_sessionstart_compact_reinjects_every_rule_in_codexs_schema(plan, project):
+    code, out, err = run_codex(payload("SessionStart", project), "SessionStart")
+    assert (code, err) == (0, "")
+    answer = json.loads(out)
+    assert set(answer) <= SESSION_START_KEYS
+    assert set(answer["hookSpecificOutput"]) <= SPECIFIC_KEYS
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert all(rule in answer["hookSpecificOutput"]["additionalContext"] for rule in RULES)
+
+
+def test_sessionstart_startup_says_nothing(plan, project):
+    assert run_codex(payload("SessionStart", project, source="startup")) == (0, "", "")
+
+
+def test_postcompact_without_summary_is_exit_1_with_one_line(plan, project):
+    code, out, err = run_codex(payload("PostCompact", project))
+    assert (code, out) == (1, "")
+    assert err.count("\n") == 1
+    assert "no survival report written" in err
+    assert not (project / ".ctxward" / "compactions").exists()
+
+
+def test_garbage_is_exit_1_with_one_line():
+    code, out, err = run_codex(b"\xff not json")
+    assert (code, out) == (1, "")
+    assert err == "ctxward: hook: payload is not UTF-8 (byte 0)\n"
+
+
+def test_cli_hook_with_host_codex(plan, project, monkeypatch, capsys):
+    raw = json.dumps(payload("SessionStart", project)).encode()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    code = cli_main(["hook", "session-start", "--host", "codex"])
+    captured = capsys.readouterr()
+    assert (code, captured.err) == (0, "")
+    assert RULES[0] in json.loads(captured.out)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_installed_command_runs_as_codex_would(plan, project):
+    """The exact command `ctxward install codex` writes, run the way Codex runs it: `sh -c`."""
+    command = codex.command_for("SessionStart")
+    program = Path(sys.executable).parent / "ctxward"
+    if not program.exists():
+        pytest.skip("no ctxward console script next to this interpreter")
+    done = subprocess.run(
+        ["/bin/sh", "-c", command.replace("ctxward", str(program), 1)],
+        input=json.dumps(payload("SessionStart", project)),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert RULES[1] in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -1,0 +1,649 @@
+"""`ctxward install` / `uninstall`: merge into the host's file, touch nothing else, undo exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxward import install
+from ctxward.cli import cli
+from ctxward.errors import BadInput, CtxwardError
+from ctxward.install import ClaudeVersion
+from ctxward.project import Project
+
+REPO = Path(__file__).resolve().parent.parent
+NEW = ClaudeVersion((2, 1, 332), "override")
+OLD = ClaudeVersion((2, 0, 77), "override")
+USER_FILE = """{
+    "permissions": {"allow": ["Bash(ls)"]},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]}
+        ]
+    },
+    "model": "opus"
+}
+"""
+
+
+def canonical() -> dict:
+    return json.loads((REPO / "settings.example.json").read_text(encoding="utf-8"))["hooks"]
+
+
+def settings_file(project: Path, text: str | None = None) -> Path:
+    path = project / ".claude" / "settings.json"
+    if text is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(project: Path, *, version: ClaudeVersion = NEW, host: str = "claude", **kwargs):
+    if host == "claude":
+        kwargs["claude_version"] = version
+    return install.install(host, kwargs.pop("scope", "project"), Project(project), **kwargs)
+
+
+def undo(project: Path, host: str = "claude", **kwargs):
+    return install.uninstall(host, kwargs.pop("scope", "project"), Project(project), **kwargs)
+
+
+def backups(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.ctxward-backup"))
+
+
+# --- the one source of the wiring -----------------------------------------------------------
+
+
+def test_the_claude_wiring_is_settings_example_json():
+    assert install.canonical_wiring() == canonical()
+
+
+def test_every_wired_event_has_a_known_first_claude_code_version():
+    for event in canonical():
+        assert install.EVENT_SINCE.get(event) is not None, event
+
+
+def test_the_codex_example_is_the_codex_wiring():
+    example = json.loads((REPO / "examples/codex/hooks.json").read_text(encoding="utf-8"))
+    assert example == {"hooks": install.codex_wiring()}
+    for event, groups in example["hooks"].items():
+        assert [g["matcher"] for g in groups] == [g["matcher"] for g in canonical()[event]]
+
+
+def test_the_wheel_ships_what_install_reads():
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"settings.example.json" = "ctxward/data/settings.example.json"' in pyproject
+    assert '"hooks/opencode/ctxward.js" = "ctxward/data/opencode/ctxward.js"' in pyproject
+    assert install.opencode_plugin_path() == REPO / "hooks" / "opencode" / "ctxward.js"
+
+
+# --- versions --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("2.1.332 (Claude Code)", (2, 1, 332)),
+        ("claude 1.0.48\n", (1, 0, 48)),
+        ("no version here", None),
+        ("", None),
+    ],
+)
+def test_parse_version(text, version):
+    assert install.parse_version(text) == version
+
+
+def fake_claude(tmp_path: Path, body: str) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    script = folder / "claude"
+    script.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return folder
+
+
+def test_version_is_detected_with_claude_version(tmp_path, monkeypatch):
+    folder = fake_claude(tmp_path, 'echo "2.1.80 (Claude Code)"')
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    found = install.detect_claude_version()
+    assert (found.version, found.source, found.detail) == (
+        (2, 1, 80),
+        "detected",
+        str(folder / "claude"),
+    )
+
+
+def test_version_is_assumed_when_claude_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = install.detect_claude_version()
+    assert (found.version, found.source) == (install.ASSUMED_VERSION, "assumed")
+    assert "not on PATH" in found.detail
+
+
+def test_version_is_assumed_when_claude_fails(tmp_path, monkeypatch):
+    folder = fake_claude(tmp_path, "echo boom >&2; exit 3")
+    monkeypatch.setenv("PATH", str(folder))
+    found = install.detect_claude_version()
+    assert (found.version, found.source) == (install.ASSUMED_VERSION, "assumed")
+    assert "exit 3: boom" in found.detail
+
+
+def test_version_override():
+    assert install.detect_claude_version("2.1.76").version == (2, 1, 76)
+    with pytest.raises(BadInput, match="not a version"):
+        install.detect_claude_version("latest")
+
+
+# --- where -----------------------------------------------------------------------------------
+
+
+def test_config_paths(project, tmp_path):
+    p = Project(project)
+    home = tmp_path / "home"
+    env = {"HOME": str(home)}
+    assert install.config_path("claude", "project", p, env) == project / ".claude/settings.json"
+    assert install.config_path("claude", "local", p, env) == project / ".claude/settings.local.json"
+    assert install.config_path("claude", "user", p, env) == home / ".claude/settings.json"
+    moved = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}
+    assert install.config_path("claude", "user", p, moved) == tmp_path / "cc/settings.json"
+    assert install.config_path("codex", "project", p, env) == project / ".codex/hooks.json"
+    assert install.config_path("codex", "user", p, env) == home / ".codex/hooks.json"
+    codex_home = {**env, "CODEX_HOME": str(tmp_path / "cx")}
+    assert install.config_path("codex", "user", p, codex_home) == tmp_path / "cx/hooks.json"
+    assert install.config_path("opencode", "project", p, env) == (
+        project / ".opencode/plugin/ctxward.js"
+    )
+    assert install.config_path("opencode", "user", p, env) == (
+        home / ".config/opencode/plugin/ctxward.js"
+    )
+    with pytest.raises(BadInput, match="unknown scope 'local'"):
+        install.config_path("codex", "local", p, env)
+
+
+# --- what counts as ctxward's ----------------------------------------------------------------
+
+
+def test_ctxward_handlers_are_recognised_by_their_command(tmp_path):
+    checkout = tmp_path / "checkout"
+    (checkout / "lib" / "ctxward").mkdir(parents=True)
+    (tmp_path / "other" / "hooks").mkdir(parents=True)
+    ours = [
+        {"type": "command", "command": "ctxward-hook"},
+        {"type": "command", "command": "/home/u/.local/bin/ctxward-hook", "timeout": 5},
+        {"type": "command", "command": "ctxward hook pre-compact --host codex"},
+        {"command": "python3", "args": [f"{checkout}/hooks/pre_compact.py"]},
+        {"type": "command", "command": f"python3 {checkout}/hooks/pre_tool_use.py"},
+    ]
+    theirs = [
+        {"type": "command", "command": "my-guard"},
+        {"type": "command", "command": "ctxward"},
+        {"type": "command", "command": "echo ctxward-hook-ish"},
+        {
+            "type": "command",
+            "command": "python3",
+            "args": ["${CLAUDE_PLUGIN_ROOT}/hooks/pre_compact.py"],
+        },
+        {"type": "command", "command": f"python3 {tmp_path}/other/hooks/pre_compact.py"},
+        {"type": "http", "url": "http://x/ctxward-hook"},
+    ]
+    assert [install.identifies_ctxward(h) for h in ours] == [True] * len(ours)
+    assert [install.identifies_ctxward(h) for h in theirs] == [False] * len(theirs)
+
+
+# --- install / uninstall: Claude Code ---------------------------------------------------------
+
+
+def test_install_creates_the_settings_file(project):
+    result = run(project)
+    path = settings_file(project)
+    assert result.written and not result.existed and result.backup is None
+    assert json.loads(path.read_text(encoding="utf-8")) == {"hooks": canonical()}
+    assert path.read_text(encoding="utf-8").startswith('{\n  "hooks": {\n    "PreCompact": [')
+    assert [c.action for c in result.changes] == ["added"] * len(canonical())
+
+
+def test_install_merges_and_keeps_every_other_byte(project):
+    path = settings_file(project, USER_FILE)
+    result = run(project)
+    text = path.read_text(encoding="utf-8")
+    # Untouched values are copied verbatim; the changed containers use the file's 4 spaces.
+    assert text.startswith(
+        '{\n    "permissions": {"allow": ["Bash(ls)"]},\n    "hooks": {\n        "PreToolUse": [\n'
+        '            {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]},\n'
+        "            {\n"
+        '                "matcher": "Agent|Task",\n'
+    )
+    assert text.endswith('    },\n    "model": "opus"\n}\n')
+    data = json.loads(text)
+    assert list(data) == ["permissions", "hooks", "model"]
+    assert data["hooks"]["PreToolUse"][0] == {
+        "matcher": "Bash",
+        "hooks": [{"type": "command", "command": "my-guard"}],
+    }
+    assert data["hooks"]["PreToolUse"][1:] == canonical()["PreToolUse"]
+    (backup,) = backups(path.parent)
+    assert result.backup == backup
+    assert backup.read_text(encoding="utf-8") == USER_FILE
+
+
+def test_install_twice_changes_nothing(project, snapshot):
+    settings_file(project, USER_FILE)
+    run(project)
+    before = snapshot(project / ".claude")
+    result = run(project)
+    assert snapshot(project / ".claude") == before  # same bytes, inode and mtime: not rewritten
+    assert not result.changed and not result.written and result.backup is None
+    assert {c.action for c in result.changes} == {"unchanged"}
+
+
+def test_uninstall_restores_the_original_bytes(project):
+    path = settings_file(project, USER_FILE)
+    run(project)
+    result = undo(project)
+    assert path.read_text(encoding="utf-8") == USER_FILE
+    assert {c.action for c in result.changes} == {"removed"}
+    assert len(backups(path.parent)) == 2
+
+
+def test_uninstall_drops_the_hooks_object_install_created(project):
+    path = settings_file(project, '{\n  "model": "opus"\n}\n')
+    run(project)
+    undo(project)
+    assert path.read_text(encoding="utf-8") == '{\n  "model": "opus"\n}\n'
+
+
+def test_uninstall_of_a_file_without_ctxward_writes_nothing(project, snapshot):
+    settings_file(project, USER_FILE)
+    before = snapshot(project / ".claude")
+    result = undo(project)
+    assert not result.changed and result.changes == []
+    assert snapshot(project / ".claude") == before
+
+
+def test_uninstall_of_a_missing_file_is_a_no_op(project):
+    result = undo(project)
+    assert not result.changed and not settings_file(project).exists()
+
+
+@pytest.mark.parametrize(
+    ("original", "indent"),
+    [
+        ('{\n\t"model": "opus"\n}', "\t"),
+        ('{\n  "model": "opus"\n}\n', "  "),
+        ('{"model": "opus"}', None),
+        ('{"model":"opus"}', None),
+    ],
+)
+def test_indentation_and_final_newline_are_kept(project, original, indent):
+    path = settings_file(project, original)
+    run(project)
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n") == original.endswith("\n")
+    if indent is None:
+        assert "\n" not in text.strip()
+        assert ('"model":"opus"' in text) == ('"model":"opus"' in original)
+    else:
+        assert f'\n{indent}"hooks": {{\n{indent}{indent}"PreCompact"' in text
+    undo(project)
+    assert path.read_text(encoding="utf-8") == original
+
+
+def test_escapes_and_numbers_outside_ctxward_entries_are_kept(project):
+    original = '{\n  "name": "caf\\u00e9",\n  "n": 1e3,\n  "hooks": {}\n}\n'
+    path = settings_file(project, original)
+    run(project)
+    text = path.read_text(encoding="utf-8")
+    assert '"name": "caf\\u00e9",\n  "n": 1e3,' in text
+
+
+def test_an_older_ctxward_entry_is_replaced_in_place(project):
+    old = {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "Task", "hooks": [{"type": "command", "command": "ctxward-hook"}]},
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-guard"}]},
+            ]
+        }
+    }
+    path = settings_file(project, json.dumps(old, indent=2))
+    result = run(project)
+    groups = json.loads(path.read_text(encoding="utf-8"))["hooks"]["PreToolUse"]
+    assert groups == [*canonical()["PreToolUse"], old["hooks"]["PreToolUse"][1]]
+    assert ("PreToolUse", "updated") in [(c.event, c.action) for c in result.changes]
+
+
+def test_a_shared_group_keeps_the_users_handler(project):
+    mixed = {
+        "hooks": {
+            "SessionStart": [
+                {
+                    "matcher": "compact",
+                    "hooks": [
+                        {"type": "command", "command": "ctxward-hook"},
+                        {"type": "command", "command": "their-tool restore"},
+                    ],
+                }
+            ]
+        }
+    }
+    path = settings_file(project, json.dumps(mixed))
+    run(project)
+    groups = json.loads(path.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+    assert groups == [
+        {"matcher": "compact", "hooks": [{"type": "command", "command": "their-tool restore"}]},
+        *canonical()["SessionStart"],
+    ]
+    undo(project)
+    after = json.loads(path.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+    assert after == [groups[0]]  # ctxward's part of the shared group went with the install
+
+
+def test_events_the_claude_code_version_does_not_know_are_left_out(project):
+    path = settings_file(project)
+    result = run(project, version=OLD)
+    assert "PostCompact" not in json.loads(path.read_text(encoding="utf-8"))["hooks"]
+    skipped = [c for c in result.changes if c.action == "skipped"]
+    assert [(c.event, c.reason) for c in skipped] == [
+        ("PostCompact", "needs Claude Code >= 2.1.76")
+    ]
+    run(project, version=NEW)
+    assert "PostCompact" in json.loads(path.read_text(encoding="utf-8"))["hooks"]
+    downgrade = run(project, version=OLD)  # ctxward's own PostCompact entry would disable the file
+    assert "PostCompact" not in json.loads(path.read_text(encoding="utf-8"))["hooks"]
+    assert ("PostCompact", "removed") in [(c.event, c.action) for c in downgrade.changes]
+
+
+def test_when_every_event_is_left_out_nothing_is_added(project, monkeypatch):
+    wiring = {"PostCompact": install.canonical_wiring()["PostCompact"]}
+    monkeypatch.setattr(install, "canonical_wiring", lambda: wiring)
+    path = settings_file(project, '{"model": "opus"}\n')
+    result = run(project, version=OLD)
+    assert not result.changed and path.read_text(encoding="utf-8") == '{"model": "opus"}\n'
+
+
+def test_another_tools_unknown_event_is_left_alone_but_named(project):
+    theirs = {"hooks": {"PostCompact": [{"hooks": [{"type": "command", "command": "x"}]}]}}
+    path = settings_file(project, json.dumps(theirs))
+    result = run(project, version=OLD)
+    assert (
+        json.loads(path.read_text(encoding="utf-8"))["hooks"]["PostCompact"]
+        == (theirs["hooks"]["PostCompact"])
+    )
+    assert any("names PostCompact" in w and "ignores every hook" in w for w in result.warnings)
+
+
+def test_a_wired_event_without_a_known_first_version_is_refused(project, monkeypatch):
+    monkeypatch.setattr(install, "canonical_wiring", lambda: {"Brand": [{"hooks": []}]})
+    with pytest.raises(CtxwardError, match="Brand"):
+        run(project)
+    assert not settings_file(project).exists()
+
+
+def test_dry_run_writes_nothing_and_shows_the_diff(project, snapshot):
+    settings_file(project, USER_FILE)
+    before = snapshot(project / ".claude")
+    result = run(project, dry_run=True)
+    assert result.changed and not result.written
+    assert snapshot(project / ".claude") == before
+    lines = install.diff(result)
+    assert lines[0] == "--- .claude/settings.json (now)"
+    assert '+                "matcher": "Agent|Task",' in lines
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{\n  // my hooks\n  "model": "opus"\n}\n', "has a comment at line 2"),
+        ('{"model": "opus" /* x */}', "has a comment at line 1"),
+        ('{"model": "opus",}', "not valid JSON (Expecting property name"),
+        ("[1, 2]", "is a JSON list, not an object"),
+        ('{"hooks": []}', "'hooks' is a list, not an object"),
+        ('{"hooks": {"PreCompact": {}}}', "hooks.PreCompact is a object, not a list"),
+        ('{"hooks": {"PreCompact": [{"hooks": "x"}]}}', "hooks.PreCompact[0].hooks is not a list"),
+        ('{"hooks": {"PreCompact": [{"hooks": [1]}]}}', "hooks.PreCompact[0].hooks[0] is not an"),
+        ('{"model": "a", "model": "b"}', "the key 'model' appears twice"),
+    ],
+)
+def test_files_that_cannot_be_merged_safely_are_refused(project, snapshot, text, message):
+    settings_file(project, text)
+    before = snapshot(project / ".claude")
+    with pytest.raises(BadInput) as caught:
+        run(project)
+    assert message in str(caught.value)
+    assert str(caught.value).startswith(".claude/settings.json: ")
+    assert snapshot(project / ".claude") == before
+
+
+def test_a_url_in_a_string_is_not_a_comment(project):
+    path = settings_file(project, '{"apiKeyHelper": "curl https://x//y"}')
+    run(project)
+    assert json.loads(path.read_text(encoding="utf-8"))["apiKeyHelper"] == "curl https://x//y"
+
+
+def test_non_utf8_and_symlinked_files_are_refused(project, tmp_path):
+    path = settings_file(project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'{"model": "\xff"}')
+    with pytest.raises(BadInput, match="not UTF-8"):
+        run(project)
+    path.unlink()
+    target = tmp_path / "real.json"
+    target.write_text("{}", encoding="utf-8")
+    path.symlink_to(target)
+    with pytest.raises(BadInput, match="symbolic link"):
+        run(project)
+
+
+def test_user_scope_writes_under_home(project, tmp_path):
+    run(project, scope="user")
+    path = tmp_path / "home" / ".claude" / "settings.json"
+    assert json.loads(path.read_text(encoding="utf-8")) == {"hooks": canonical()}
+    assert not settings_file(project).exists()
+
+
+def test_local_scope(project):
+    result = run(project, scope="local")
+    assert result.path == project / ".claude" / "settings.local.json"
+    assert result.path.is_file()
+
+
+def test_missing_entry_point_is_a_warning(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = run(project)
+    assert any("`ctxward-hook` is not on this shell's PATH" in w for w in result.warnings)
+
+
+# Property: whatever a user's settings hold, install then uninstall gives back the same bytes.
+_names = st.text("abcdefghij-_", min_size=1, max_size=8)
+_handler = st.fixed_dictionaries(
+    {"type": st.just("command"), "command": _names.map(lambda n: f"tool-{n}")},
+    optional={"timeout": st.integers(1, 600)},
+)
+_group = st.fixed_dictionaries(
+    {"hooks": st.lists(_handler, min_size=1, max_size=2)},
+    optional={"matcher": st.sampled_from(["Bash", "Agent|Task", "compact", "*", ""])},
+)
+_events = st.dictionaries(
+    st.sampled_from(["PreToolUse", "SessionStart", "PreCompact", "Stop", "Notification"]),
+    st.lists(_group, min_size=1, max_size=2),
+    min_size=1,
+    max_size=3,
+)
+_settings = st.dictionaries(
+    _names, st.one_of(st.integers(), st.text(max_size=5), st.lists(st.booleans(), max_size=2))
+).flatmap(
+    lambda extra: st.one_of(st.just(extra), _events.map(lambda hooks: {**extra, "hooks": hooks}))
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=_settings, indent=st.sampled_from([2, 4, "\t", None]), newline=st.booleans())
+def test_install_then_uninstall_is_the_identity(project, data, indent, newline):
+    text = json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if newline else "")
+    path = settings_file(project, text)
+    run(project)
+    installed = json.loads(path.read_text(encoding="utf-8"))
+    for event, groups in canonical().items():
+        assert installed["hooks"][event][-len(groups) :] == groups
+    undo(project)
+    assert path.read_text(encoding="utf-8") == text
+    for backup in backups(path.parent):
+        backup.unlink()
+
+
+# --- Codex -----------------------------------------------------------------------------------
+
+
+def test_install_codex_writes_the_shared_events(project):
+    result = install.install("codex", "project", Project(project))
+    path = project / ".codex" / "hooks.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == {"hooks": install.codex_wiring()}
+    assert set(data["hooks"]) == {"PreCompact", "SessionStart"}
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == (
+        "ctxward hook session-start --host codex"
+    )
+    assert any("/hooks in Codex" in warning for warning in result.warnings)
+    install.uninstall("codex", "project", Project(project))
+    assert json.loads(path.read_text(encoding="utf-8")) == {}
+
+
+# --- OpenCode --------------------------------------------------------------------------------
+
+
+def test_install_opencode_copies_the_plugin(project, snapshot):
+    result = install.install("opencode", "project", Project(project))
+    path = project / ".opencode" / "plugin" / "ctxward.js"
+    assert path.read_bytes() == (REPO / "hooks" / "opencode" / "ctxward.js").read_bytes()
+    assert [c.action for c in result.changes] == ["added"]
+    before = snapshot(path.parent)
+    again = install.install("opencode", "project", Project(project))
+    assert [c.action for c in again.changes] == ["unchanged"] and not again.written
+    assert snapshot(path.parent) == before
+
+
+def test_install_opencode_updates_an_older_plugin_with_a_backup(project):
+    path = project / ".opencode" / "plugin" / "ctxward.js"
+    path.parent.mkdir(parents=True)
+    path.write_text("// ctxward for OpenCode: an old version\n", encoding="utf-8")
+    result = install.install("opencode", "project", Project(project))
+    assert [c.action for c in result.changes] == ["updated"]
+    assert result.backup is not None
+    assert result.backup.read_text(encoding="utf-8").endswith("an old version\n")
+
+
+def test_install_opencode_refuses_to_overwrite_another_plugin(project):
+    path = project / ".opencode" / "plugin" / "ctxward.js"
+    path.parent.mkdir(parents=True)
+    path.write_text("export const Mine = async () => ({})\n", encoding="utf-8")
+    with pytest.raises(BadInput, match="not ctxward's plugin"):
+        install.install("opencode", "project", Project(project))
+    with pytest.raises(BadInput, match="not ctxward's plugin"):
+        install.uninstall("opencode", "project", Project(project))
+    assert path.read_text(encoding="utf-8").startswith("export const Mine")
+
+
+def test_uninstall_opencode_removes_the_plugin_and_keeps_edits_in_a_backup(project):
+    install.install("opencode", "project", Project(project))
+    path = project / ".opencode" / "plugin" / "ctxward.js"
+    result = install.uninstall("opencode", "project", Project(project))
+    assert result.removed and not path.exists() and result.backup is None
+    install.install("opencode", "project", Project(project))
+    path.write_text(path.read_text(encoding="utf-8") + "// my edit\n", encoding="utf-8")
+    edited = install.uninstall("opencode", "project", Project(project))
+    assert not path.exists()
+    assert edited.backup is not None and edited.backup.read_text().endswith("// my edit\n")
+
+
+# --- the CLI ---------------------------------------------------------------------------------
+
+
+def invoke(project: Path, *args: str):
+    return CliRunner().invoke(cli, ["-C", str(project), *args])
+
+
+def test_cli_install_claude_text(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither claude nor ctxward-hook
+    result = invoke(project, "install", "claude")
+    assert result.exit_code == 0, result.output
+    events = [
+        f"  {'skipped' if e == 'PostCompact' else 'added':<10} {e}"
+        + ("  (needs Claude Code >= 2.1.76)" if e == "PostCompact" else "")
+        for e in canonical()
+    ]
+    lines = result.output.splitlines()
+    assert lines[: 3 + len(events)] == [
+        "ctxward install claude --scope project: .claude/settings.json",
+        "Claude Code 2.0.77 (assumed: `claude` is not on PATH)",
+        *events,
+        "Left out: a settings file naming an event that the running Claude Code does not know "
+        "makes it ignore every hook in that file. Upgrade Claude Code (or pass --claude-version "
+        "X, what `claude --version` prints), then run this again.",
+    ]
+    assert "created .claude/settings.json" in result.output
+    assert "warning: `ctxward-hook` is not on this shell's PATH" in result.output
+    again = invoke(project, "install", "claude")
+    assert "Nothing to do: .claude/settings.json already has ctxward's wiring." in again.output
+
+
+def test_cli_install_json_and_dry_run(project):
+    result = invoke(
+        project, "install", "claude", "--claude-version", "2.1.332", "--dry-run", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["dryRun"] is True and data["changed"] is True and data["written"] is False
+    assert data["claudeVersion"] == {"version": "2.1.332", "source": "override", "detail": None}
+    assert [c["event"] for c in data["changes"]] == list(canonical())
+    assert not settings_file(project).exists()
+
+
+def test_cli_dry_run_prints_a_diff(project):
+    result = invoke(project, "install", "codex", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "(dry run: nothing written)" in result.output
+    assert "+++ .codex/hooks.json (after install)" in result.output
+    assert '+        "matcher": "compact|resume",' in result.output
+
+
+def test_cli_refusal_is_one_line_and_exit_2(project):
+    settings_file(project, "{\n  // hi\n}\n")
+    result = invoke(project, "install", "claude", "--claude-version", "2.1.332")
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert result.output.startswith(
+        "ctxward: error: .claude/settings.json: has a comment at line 2"
+    )
+
+
+def test_cli_bad_claude_version_is_exit_2(project):
+    result = invoke(project, "install", "claude", "--claude-version", "soon")
+    assert result.exit_code == 2
+    assert "not a version like 2.1.76" in result.output
+
+
+def test_cli_uninstall_every_host(project):
+    assert invoke(project, "install", "claude", "--claude-version", "2.1.332").exit_code == 0
+    assert invoke(project, "install", "opencode").exit_code == 0
+    assert invoke(project, "install", "codex").exit_code == 0
+    for host in ("claude", "opencode", "codex"):
+        result = invoke(project, "uninstall", host)
+        assert result.exit_code == 0, result.output
+        assert "removed" in result.output
+    assert not (project / ".opencode" / "plugin" / "ctxward.js").exists()
+
+
+def test_cli_uninstall_help_has_an_example():
+    for host in ("claude", "opencode", "codex"):
+        result = CliRunner().invoke(cli, ["uninstall", host, "--help"])
+        assert f"ctxward uninstall {host} --dry-run" in result.output
