@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""PreToolUse hook latency, as ratios to a bare `python -c pass` of the same interpreter.
+"""Hook latency (PreToolUse, and the compaction hooks' injection), as ratios to a bare
+`python -c pass` of the same interpreter.
 
-Runs the hook the way the hosts do, one process per call, through both entry points:
+Runs each hook the way the hosts do, one process per call, through both entry points:
 
-- `hooks/pre_tool_use.py`, started by the venv's python (the Claude Code plugin form);
+- `hooks/<event>.py`, started by the venv's python (the Claude Code plugin form);
 - the installed `ctxward-hook` console script (what settings.example.json calls).
 
-Four paths, each checked for the right answer before it is timed:
+Six paths, each checked for the right answer before it is timed. PreToolUse:
 
 - no-op: PreToolUse for `Bash` (a user matching every tool pays this on each call);
 - allow: a 10 KB `Agent` prompt (tier ok, no output);
@@ -14,7 +15,15 @@ Four paths, each checked for the right answer before it is timed:
 - offload: a 240 KB `Agent` prompt whose bulk is in fenced blocks (C9 moves them, allow with
   updatedInput).
 
-Budgets (ratio of medians): no-op <= 2.0, allow <= 2.5, deny and offload <= 6.
+The injection, with one active plan of 12 rules (`ctxward activate`, before the first round):
+
+- pre-compact: PreCompact (manual): the rules for the summarizer on stdout;
+- session-start: SessionStart (compact): the rules in additionalContext.
+
+Their payloads name a transcript that does not exist: the seed 001 session summary is skipped
+(nothing to summarize, nothing to recover) and what is timed is the rules' injection.
+
+Budgets (ratio of medians): no-op <= 2.0, allow <= 2.5, deny, offload and inject <= 6.
 
 Runs are interleaved (one of each case per round) so that machine drift hits every case alike.
 Bytecode caching is on for the hook processes (PYTHONDONTWRITEBYTECODE is dropped from their
@@ -42,10 +51,31 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-HOOK_SCRIPT = REPO / "hooks" / "pre_tool_use.py"
+HOOKS = REPO / "hooks"
 OUT = REPO / "bench" / "out" / "hook_latency.md"
-BUDGETS = {"no-op": 2.0, "allow": 2.5, "deny": 6.0, "offload": 6.0}
+BUDGETS = {
+    "no-op": 2.0,
+    "allow": 2.5,
+    "deny": 6.0,
+    "offload": 6.0,
+    "pre-compact": 6.0,
+    "session-start": 6.0,
+}
+# The hooks/*.py script of each case's event.
+SCRIPTS = {
+    "no-op": "pre_tool_use.py",
+    "allow": "pre_tool_use.py",
+    "deny": "pre_tool_use.py",
+    "offload": "pre_tool_use.py",
+    "pre-compact": "pre_compact.py",
+    "session-start": "session_start.py",
+}
 LINE = "filler text standing in for pasted context; lorem ipsum dolor sit amet, consectetur.\n"
+RULES = [
+    f"rule {index}: never edit generated file number {index} by hand; rerun its generator and "
+    f"the tests"
+    for index in range(1, 13)
+]
 
 
 def paragraphs(total: int, size: int = 1500) -> str:
@@ -55,18 +85,34 @@ def paragraphs(total: int, size: int = 1500) -> str:
 
 
 def payload(tool: str, tool_input: dict[str, object], cwd: Path) -> bytes:
-    return json.dumps(
-        {
-            "session_id": "bench",
-            "transcript_path": str(cwd / "transcript.jsonl"),
-            "cwd": str(cwd),
-            "permission_mode": "default",
-            "hook_event_name": "PreToolUse",
-            "tool_name": tool,
-            "tool_input": tool_input,
-            "tool_use_id": "toolu_bench",
-        }
-    ).encode("utf-8")
+    return event(
+        "PreToolUse", cwd, tool_name=tool, tool_input=tool_input, tool_use_id="toolu_bench"
+    )
+
+
+def event(name: str, cwd: Path, **fields: object) -> bytes:
+    """A payload of event `name` as Claude Code sends it (its transcript does not exist)."""
+    common = {
+        "session_id": "bench",
+        "transcript_path": str(cwd / "transcript.jsonl"),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": name,
+    }
+    return json.dumps({**common, **fields}).encode("utf-8")
+
+
+def activate_plan(project: Path, ctxward: str) -> None:
+    """One active plan, `bench`, of the 12 RULES (a skill file in the project, then activate)."""
+    skill = project / ".claude" / "skills" / "bench" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    bullets = "".join(f"  - {json.dumps(rule)}\n" for rule in RULES)
+    skill.write_text(f"---\nname: bench\ninvariants:\n{bullets}---\n\n# bench\n", "utf-8")
+    subprocess.run(
+        [ctxward, "-C", str(project), "activate", str(skill), "--slug", "bench"],
+        capture_output=True,
+        check=True,
+    )
 
 
 def cases(project: Path) -> dict[str, bytes]:
@@ -90,23 +136,26 @@ def cases(project: Path) -> dict[str, bytes]:
             {"description": "Review files", "prompt": "Review these files.\n\n" + fenced},
             project,
         ),
+        "pre-compact": event("PreCompact", project, trigger="manual", custom_instructions=None),
+        "session-start": event("SessionStart", project, source="compact"),
     }
 
 
 def check(case: str, code: int, out: bytes) -> None:
     """Fail loudly when a path does not give the answer it is supposed to time."""
-    specific = json.loads(out)["hookSpecificOutput"] if out.strip() else {}
-    expected = {
-        "no-op": code == 0 and not out,
-        "allow": code == 0 and not out,
-        "deny": code == 0
-        and specific.get("permissionDecision") == "deny"
-        and "PROMPT_EMERGENCY" in specific.get("permissionDecisionReason", ""),
-        "offload": code == 0
-        and specific.get("permissionDecision") == "allow"
-        and "updatedInput" in specific,
-    }[case]
-    if not expected:
+    if case == "pre-compact":  # plain text, appended to the summarizer's prompt
+        expected = all(rule in out.decode("utf-8") for rule in RULES)
+    else:
+        specific = json.loads(out)["hookSpecificOutput"] if out.strip() else {}
+        expected = {
+            "no-op": not out,
+            "allow": not out,
+            "deny": specific.get("permissionDecision") == "deny"
+            and "PROMPT_EMERGENCY" in specific.get("permissionDecisionReason", ""),
+            "offload": specific.get("permissionDecision") == "allow" and "updatedInput" in specific,
+            "session-start": all(rule in specific.get("additionalContext", "") for rule in RULES),
+        }[case]
+    if code != 0 or not expected:
         raise SystemExit(f"bench: the {case} path answered exit {code}: {out[:300]!r}")
 
 
@@ -130,22 +179,29 @@ def main(argv: list[str] | None = None) -> int:
 
     python = sys.executable
     installed = shutil.which("ctxward-hook", path=str(Path(python).parent))
-    if installed is None:
-        raise SystemExit(f"bench: no ctxward-hook next to {python}; run `make` first")
-    entries = {"hooks/pre_tool_use.py": [python, str(HOOK_SCRIPT)], "ctxward-hook": [installed]}
+    ctxward = shutil.which("ctxward", path=str(Path(python).parent))
+    if installed is None or ctxward is None:
+        raise SystemExit(f"bench: no ctxward-hook or ctxward next to {python}; run `make` first")
 
     with tempfile.TemporaryDirectory(prefix="ctxward-bench-") as folder:
         project = Path(folder).resolve()
         (project / ".git").mkdir()
+        activate_plan(project, ctxward)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["CLAUDE_PROJECT_DIR"] = str(project)
         stdins = cases(project)
         jobs: dict[tuple[str, str], tuple[list[str], bytes]] = {
             ("baseline", "python -c pass"): ([python, "-c", "pass"], b"")
         }
-        for entry, command in entries.items():
+        for script in (True, False):  # the scripts' rows first, as in the README
             for case, stdin in stdins.items():
-                jobs[(case, entry)] = (command, stdin)
+                if script:
+                    jobs[(case, f"hooks/{SCRIPTS[case]}")] = (
+                        [python, str(HOOKS / SCRIPTS[case])],
+                        stdin,
+                    )
+                else:
+                    jobs[(case, "ctxward-hook")] = ([installed], stdin)
         samples: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         cpu: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         for round_ in range(args.warmup + args.runs):
@@ -178,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     report = "\n".join(
         [
-            "# PreToolUse hook latency",
+            "# Hook latency",
             "",
             f"{args.runs} interleaved rounds after {args.warmup} warm-up rounds; "
             f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "

@@ -872,3 +872,46 @@ def test_an_unusable_cwd_takes_the_full_path_not_a_traceback(load_payload, proje
     code, out, err = spawn(hook_commands()[entry], payload, project)
 
     assert (code, out, err) == (0, "", "")  # CLAUDE_PROJECT_DIR names the project: measured, ok
+
+
+def test_dispatch_settings_without_a_config_file_are_the_configs_defaults(project):
+    """The handler skips importing ctxward.config when there is no file: same values."""
+    from ctxward.config import DispatchConfig, load
+
+    defaults = DispatchConfig()
+    assert load(Project(project)).dispatch == defaults
+    assert pre_tool_use.dispatch_settings(Project(project)) == (
+        defaults.capacity_bytes,
+        defaults.capacity_by_agent,
+        defaults.offload,
+    )
+    write_config(project, "dispatch:\n  capacity_bytes: 2000\n  offload: false\n")
+    assert pre_tool_use.dispatch_settings(Project(project)) == (2000, {}, False)
+
+
+def test_a_guarded_dispatch_without_a_config_file_does_not_import_the_config(project):
+    payload = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Agent",
+            "tool_input": {"prompt": prompt_of(LINE["emergency"])},
+            "cwd": str(project),
+        }
+    )
+    probe = (
+        "import io, sys\n"
+        "from ctxward import hookio\n"
+        "out = io.StringIO()\n"
+        "hookio.run(stdout=out)\n"
+        "print('deny' in out.getvalue(), 'ctxward.config' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+        env={**__import__("os").environ, "CLAUDE_PROJECT_DIR": str(project)},
+    )
+    assert done.stdout.split() == ["True", "False"]

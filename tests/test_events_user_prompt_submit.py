@@ -179,7 +179,8 @@ def test_a_prompt_field_of_the_wrong_type_is_bad_input(plan, project, load_paylo
 def test_many_lost_rules_stay_under_the_cap_and_the_rest_is_offloaded(
     project, make_skill, activate_skill, load_payload, run_hook
 ):
-    rules = [f"rule {i:04d} " + "y" * 80 for i in range(300)]
+    token = "ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    rules = [f"rule {i:04d} " + "y" * 80 for i in range(299)] + [f"rule 0299 token {token}"]
     make_skill("big", rules)
     activate_skill("big", "big")
     compact(run_hook, load_payload)
@@ -191,7 +192,8 @@ def test_many_lost_rules_stay_under_the_cap_and_the_rest_is_offloaded(
     found = re.search(r"(\.ctxward/offload/([0-9a-f]{64})\.md) \(sha256 ([0-9a-f]{64})\)", context)
     assert found, context[-600:]
     stored = (project / found.group(1)).read_text(encoding="utf-8")
-    assert all(f"\n- {rule}\n" in stored for rule in rules)
+    assert all(f"\n- {rule}\n" in stored for rule in rules[:-1])
+    assert token not in stored and "\n- rule 0299 token [REDACTED:github_token]\n" in stored
 
 
 def test_the_injected_text_is_scrubbed(project, make_skill, activate_skill, load_payload, run_hook):

@@ -267,3 +267,25 @@ def test_offload_round_trip_is_exact(parts):
     assert reassemble(spliced, stored) == prompt
     assert all(block.size > OFFLOAD_MIN_BYTES for block in plan.movable)
     assert all(block.size <= OFFLOAD_MIN_BYTES for block in plan.kept)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *("```", "````", "~~~", "~~~~", " ```", "    ```", "``` x", "```py", "x", ""),
+                *("~~~~~ \t", "a ``` b", "`` `", "````\r", "   ~~~~"),
+            ]
+        ),
+        max_size=30,
+    )
+)
+def test_a_fenced_block_ends_at_its_first_closing_line(lines):
+    prompt = "\n".join(lines)
+    for block in guard.blocks(prompt):
+        if block.kind == "fenced":
+            fence = guard._opens(lines[block.start])["fence"]
+            closing = [
+                i for i in range(block.start + 1, len(lines)) if guard._closes(lines[i], fence)
+            ]
+            assert block.end == (closing[0] + 1 if closing else len(lines))

@@ -26,6 +26,8 @@ PINNED = {
     "subagent_stop.py": "SubagentStop",
     "pre_tool_use.py": "PreToolUse",
     "user_prompt_submit.py": "UserPromptSubmit",
+    "post_tool_use.py": "PostToolUse",
+    "post_tool_use_failure.py": "PostToolUseFailure",
     "session_end.py": "SessionEnd",
 }
 

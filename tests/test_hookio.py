@@ -241,3 +241,22 @@ def test_run_writes_the_answer_and_returns_0(project, monkeypatch):
     )
 
     assert (code, out.getvalue()) == (0, "answer\n")
+
+
+def test_values_are_frozen_records():
+    """hooktypes.Value gives what @dataclass(frozen=True, slots=True) gave these types."""
+    outcome = Outcome(decision="deny", reason="too big")
+
+    assert outcome == Outcome(decision="deny", reason="too big") != Outcome(decision="deny")
+    assert outcome != ("deny", "too big") and Outcome() == NOTHING
+    assert hash(outcome) == hash(Outcome(decision="deny", reason="too big"))
+    assert repr(NOTHING) == (
+        "Outcome(context=None, decision=None, notice=None, plain=None, reason=None, "
+        "updated_input=None)"
+    )
+    with pytest.raises(AttributeError, match="frozen"):
+        outcome.reason = "other"
+    with pytest.raises(AttributeError, match="frozen"):
+        del outcome.reason
+    with pytest.raises(AttributeError):
+        outcome.extra = 1

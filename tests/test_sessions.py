@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -421,7 +422,7 @@ def test_the_truncation_order_under_growing_pressure():
         if summary.compressed_tokens > 200:  # only the critical categories are left
             assert not any(remaining(summary).values())
         seen.append(remaining(summary))
-    for before, after in zip(seen, seen[1:]):  # each step only removes
+    for before, after in itertools.pairwise(seen):  # each step only removes
         assert all(after[name] <= before[name] for name in before)
     first_cut = {
         name: next(i for i, r in enumerate(seen) if r[name] < seen[0][name]) for name in seen[0]
@@ -443,7 +444,7 @@ def test_the_seed_loop_drops_patterns_whole_then_truncates_architecture_and_skil
 
     assert summary.patterns == ()
     assert summary.dropped["patterns"] == ("Tests first", "Small PRs")
-    assert list(summary.dropped)[0] == "patterns"
+    assert next(iter(summary.dropped)) == "patterns"
 
 
 def test_each_lower_category_is_held_to_its_own_maximum():

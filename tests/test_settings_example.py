@@ -19,6 +19,8 @@ EVENTS = {
     "SubagentStop",
     "PreToolUse",
     "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
 }
 # Handled, but wired by the user when wanted (README "Session compression and recovery").
 OPTIONAL = {"SessionEnd"}
@@ -67,7 +69,9 @@ def test_exact_matchers_the_design_names(config):
     assert config["hooks"]["PreToolUse"][0]["matcher"] == "Agent|Task"
 
 
-@pytest.mark.parametrize("event", ["SubagentStop", "UserPromptSubmit"])
+@pytest.mark.parametrize(
+    "event", ["SubagentStop", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"]
+)
 def test_events_without_a_matcher(config, event):
     (group,) = config["hooks"][event]
     assert group.get("matcher") in (None, "", "*")

@@ -22,6 +22,8 @@ HOOK_EVENTS = {
     "subagent-stop": "SubagentStop",
     "pre-tool-use": "PreToolUse",
     "user-prompt-submit": "UserPromptSubmit",
+    "post-tool-use": "PostToolUse",
+    "post-tool-use-failure": "PostToolUseFailure",
     "session-end": "SessionEnd",
 }
 
@@ -303,6 +305,9 @@ from ctxward.commands import watch as watch_commands  # noqa: E402
 
 for _command in [*install_commands.COMMANDS, *watch_commands.COMMANDS]:
     cli.add_command(_command)
+from ctxward.commands.drift import drift_command  # noqa: E402
+
+cli.add_command(drift_command)
 
 
 def main(argv: list[str] | None = None) -> int:

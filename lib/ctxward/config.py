@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxward import drift
 from ctxward.errors import BadInput
 from ctxward.project import Project
 
@@ -71,6 +72,8 @@ class Config:
     reports: ReportsConfig = field(default_factory=ReportsConfig)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     bank: BankConfig = field(default_factory=BankConfig)
+    # Drift detection (seed 002): thresholds per signature, validated by drift.parse_limits.
+    drift: dict[str, Any] = field(default_factory=drift.default_limits)
     source: str | None = None  # the file it was read from, if any
 
     def as_dict(self) -> dict[str, Any]:
@@ -99,7 +102,7 @@ def parse(data: object, source: str) -> Config:
     if data is None:
         return Config(source=source)
     top = _mapping(
-        data, source, {"preset", "dispatch", "injection", "reports", "scoring", "bank"}
+        data, source, {"preset", "dispatch", "injection", "reports", "scoring", "bank", "drift"}
     )
     preset = top.get("preset")
     if preset is not None and preset not in PRESETS:
@@ -149,6 +152,7 @@ def parse(data: object, source: str) -> Config:
         reports=ReportsConfig(enforce=enforce),
         scoring=_parse_scoring(top.get("scoring", {}), f"{source}: scoring"),
         bank=_parse_bank(top.get("bank", {}), f"{source}: bank"),
+        drift=drift.parse_limits(top.get("drift"), f"{source}: drift"),
         source=source,
     )
 

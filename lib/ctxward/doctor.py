@@ -391,6 +391,18 @@ def _claude_payload(event: str, root: Path) -> dict[str, Any]:
             },
         },
         "UserPromptSubmit": {"prompt": "ctxward doctor"},
+        "PostToolUse": {
+            "tool_name": "Read",
+            "tool_use_id": "toolu_doctor",
+            "tool_input": {"file_path": str(root / "README.md")},
+            "tool_response": {"type": "text"},
+        },
+        "PostToolUseFailure": {
+            "tool_name": "Bash",
+            "tool_use_id": "toolu_doctor_failed",
+            "tool_input": {"command": "false"},
+            "error": "Exit code 1",
+        },
     }
     return {**base, **extra.get(event, {})}
 

@@ -45,7 +45,7 @@ class Unmeasurable(CtxwardError):
 class Measurement(Value):
     """What a sub-agent call would send: its prompt and the bytes of every text in its input."""
 
-    __slots__ = ("prompt", "prompt_bytes", "other_bytes", "agent_type")
+    __slots__ = ("agent_type", "other_bytes", "prompt", "prompt_bytes")
     prompt: str
     prompt_bytes: int
     other_bytes: int  # description and every other string in the tool input
@@ -103,7 +103,7 @@ def capacity_for(capacity: int, by_agent: Mapping[str, int], agent_type: str | N
 class Decision(Value):
     """The table applied to one size at one capacity."""
 
-    __slots__ = ("tier", "size", "capacity", "allowed", "code", "warnings", "forced", "forced_at")
+    __slots__ = ("allowed", "capacity", "code", "forced", "forced_at", "size", "tier", "warnings")
     tier: Tier
     size: int
     capacity: int
@@ -210,7 +210,7 @@ def decide(
 class Block(Value):
     """A run of lines of the prompt: lines[start:end] of prompt.split("\\n")."""
 
-    __slots__ = ("start", "end", "kind", "text")
+    __slots__ = ("end", "kind", "start", "text")
     start: int
     end: int
     kind: str  # "fenced" (a fenced code block, fences included) or "pasted" (a paragraph)
@@ -246,7 +246,7 @@ def headline(text: str, kind: str) -> str:
 class OffloadPlan(Value):
     """Which blocks of a prompt C9 moves to files, and what stays inline."""
 
-    __slots__ = ("movable", "kept")
+    __slots__ = ("kept", "movable")
     movable: tuple[Block, ...]  # larger than the G0 line
     kept: tuple[Block, ...]  # blocks at or under it (instructions, short snippets)
 
@@ -288,20 +288,29 @@ def blocks(prompt: str) -> Iterator[Block]:
     same character at least as long; an unclosed fence runs to the end of the prompt.
     """
     lines = prompt.split("\n")
+    count = len(lines)
     index = 0
-    while index < len(lines):
+    while index < count:
         line = lines[index]
         opening = _opens(line)
         if opening:
-            end = index + 1
-            while end < len(lines) and not _closes(lines[end], opening["fence"]):
-                end += 1
-            end = min(end + 1, len(lines))
+            fence = opening["fence"]
+            # `fence in line` first: a cheap necessary condition of `_closes`, which the hook
+            # would otherwise call on each of a large dispatch's thousands of fenced lines.
+            end = next(
+                (
+                    i
+                    for i in range(index + 1, count)
+                    if fence in lines[i] and _closes(lines[i], fence)
+                ),
+                count,
+            )
+            end = min(end + 1, count)
             yield Block(index, end, "fenced", "\n".join(lines[index:end]))
             index = end
         elif line.strip():
             end = index + 1
-            while end < len(lines) and lines[end].strip() and not _opens(lines[end]):
+            while end < count and lines[end].strip() and not _opens(lines[end]):
                 end += 1
             yield Block(index, end, "pasted", "\n".join(lines[index:end]))
             index = end

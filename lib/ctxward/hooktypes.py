@@ -22,12 +22,13 @@ class Value:
 
     Every hook is a fresh interpreter, and `@dataclass` generates and compiles its methods when
     the class is created: ~0.6 ms a class, paid on every run (bench/hook_latency.py). A subclass
-    lists its fields in `__slots__` (that order is the repr's and the equality's), annotates
-    them, and sets them in `__init__` through `_set`. Equal when of the same class with equal
-    fields; hashable when the fields are; assigning a field afterwards raises AttributeError.
+    (a leaf: no further subclassing) lists its fields in `__slots__` (sorted, as ruff wants; the
+    repr follows that order), annotates them, and sets them in `__init__` through `_set`. Equal
+    when of the same class with equal fields; hashable when the fields are; assigning or
+    deleting a field afterwards raises AttributeError.
     """
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def _set(self, **fields: object) -> None:
         for name, value in fields.items():
@@ -59,7 +60,7 @@ class Value:
 class HookEvent(Value):
     """One hook invocation: the event name, the host's payload, and the project it concerns."""
 
-    __slots__ = ("name", "data", "project")
+    __slots__ = ("data", "name", "project")
     name: str
     data: Mapping[str, Any]
     project: Project
@@ -84,7 +85,7 @@ class HookEvent(Value):
 class Outcome(Value):
     """What a handler decided; `render_outcome` turns it into the host's stdout."""
 
-    __slots__ = ("context", "notice", "plain", "decision", "reason", "updated_input")
+    __slots__ = ("context", "decision", "notice", "plain", "reason", "updated_input")
     context: str | None  # for the model (hookSpecificOutput.additionalContext)
     notice: str | None  # for the user only (systemMessage)
     plain: str | None  # raw stdout (PreCompact: appended to the summarizer's prompt)

@@ -100,7 +100,9 @@ EVENT_SINCE: dict[str, Version | None] = {
     "DirectoryAdded": (2, 1, 219),
     "Notification": None,
     "UserPromptExpansion": None,
-    "PostToolUseFailure": None,
+    # Not in the CHANGELOG (reference §2 has no version): the event list of the published npm
+    # builds has it from 2.0.56 on, not in 2.0.55 (cli.js of @anthropic-ai/claude-code).
+    "PostToolUseFailure": (2, 0, 56),
     "PostToolBatch": None,
 }
 ASSUMED_VERSION: Version = (2, 0, 77)

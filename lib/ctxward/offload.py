@@ -11,15 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctxward.config import InjectionConfig
 from ctxward.fsutil import atomic_write, sha256_hex
 from ctxward.hooktypes import Value
 from ctxward.project import Project
 
 if TYPE_CHECKING:  # the dispatch guard's offload path imports this module: keep it light
     from ctxward.invariants import Plan
-
-INJECTION_LIMIT = InjectionConfig().limit_chars
 
 
 class Offloaded(Value):
@@ -73,16 +70,22 @@ def render_rules_within(
     project: Project,
     template: str,
     plans: Sequence[Plan],
-    limit: int = INJECTION_LIMIT,
+    limit: int | None = None,
     **context: object,
 ) -> str:
     """Render `template` over `plans`; when it is longer than `limit`, offload it and preview.
+
+    `limit` None is the default `injection.limit_chars` (the callers pass the project's).
 
     The preview keeps as many whole rules, in order, as fit, and names the file with all of them.
     """
     from ctxward.render import render
     from ctxward.scrub import redact
 
+    if limit is None:
+        from ctxward.config import InjectionConfig  # not at the top: the dispatch guard's path
+
+        limit = InjectionConfig().limit_chars
     full = redact(render(template, plans=list(plans), **context))
     if len(full) <= limit:
         return full

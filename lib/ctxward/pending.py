@@ -141,18 +141,17 @@ def remember_lost(
     from ctxward.offload import render_rules_within
     from ctxward.scrub import scrub
 
-    lost = _only(plans, missing)
+    lost = _only(plans, missing)  # scrubbed: the text and any offloaded rest
     limit = load(project).injection.limit_chars
     where = project.relative(report) if report is not None else ""
     text = render_rules_within(
         project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
     )
-    context, _ = scrub(text)
     entry = {
         "session_id": session_id,
         "report": where,
-        "rules": [{"slug": r.slug, "skill": r.skill, "rule": r.rule} for r in missing],
-        "context": context,
+        "rules": [{"slug": r.slug, "skill": r.skill, "rule": scrub(r.rule)[0]} for r in missing],
+        "context": scrub(text)[0],
     }
     body = json.dumps(entry, ensure_ascii=False, indent=2) + "\n"
     with locked(path, project.locks_dir):
@@ -162,15 +161,19 @@ def remember_lost(
 
 
 def _only(plans: Sequence[Plan], missing: Sequence[RuleRef]) -> list[Plan]:
-    """The plans cut down to the `missing` rules, in their order; emptied sections dropped."""
+    """The plans cut down to the `missing` rules (scrubbed), in order; emptied sections dropped."""
     import dataclasses
+
+    from ctxward.scrub import scrub
 
     wanted = {(ref.slug, ref.skill, ref.rule) for ref in missing}
     kept = []
     for plan in plans:
         sections = []
         for section in plan.sections:
-            rules = tuple(r for r in section.rules if (plan.slug, section.skill, r) in wanted)
+            rules = tuple(
+                scrub(r)[0] for r in section.rules if (plan.slug, section.skill, r) in wanted
+            )
             if rules:
                 sections.append(dataclasses.replace(section, rules=rules))
         if sections:

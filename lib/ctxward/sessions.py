@@ -47,7 +47,6 @@ from ctxward.project import Project
 
 TOKEN_BUDGET = 200
 SESSIONS_DIRNAME = "sessions"
-CRITICAL = ("decisions", "errors_and_fixes", "action_items")
 # (category, priority, max tokens): the seed's table, highest priority first.
 CATEGORIES = (
     ("decisions", "critical", 50),
@@ -64,6 +63,7 @@ ITEM_CHARS = 110  # one kept sentence, at most (cut at a clause, else a word, wi
 ERROR_CHARS, FIX_CHARS = 64, 48  # the two halves of "error → fix"
 FIX_WINDOW = 4  # a fix joins an unfixed error said at most this many messages earlier
 STACK_SIZE = 5
+COMMON_WORD = 48  # a word in more items than this is not used to find duplicates
 DONE = " (done)"
 
 
@@ -226,6 +226,8 @@ _FIX_LEAD = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(`\[A-Z0-9])")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|\[[ xX]\])\s+")
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
+_DIGIT = re.compile(r"\d")
+_PARENTHETICAL = re.compile(r"\s*\([^()]{1,60}\)")
 _MARKUP = re.compile(r"\*\*|__|`+|^#+\s*")
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|welcome|thanks?|thank you|bye|"
@@ -265,11 +267,15 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether two sentences say the same thing (one idea in other words)."""
+    """Whether two sentences say the same thing (one idea in other words).
+
+    Most of the smaller one's words in the other, or most of both in common; never when a
+    word with a digit (an id, a version, a count) is in one and not the other.
+    """
     shared = len(a & b)
-    if not shared:
+    if shared < 2 or _DIGIT.search(" ".join(a ^ b)):
         return False
-    if shared >= 2 and shared / min(len(a), len(b)) >= 0.75:
+    if shared / min(len(a), len(b)) >= 0.75:
         return True
     return shared / len(a | b) >= 0.6
 
@@ -301,9 +307,6 @@ def _condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | No
     if text[:1].islower():
         text = text[0].upper() + text[1:]
     return _cut(text, limit)
-
-
-_PARENTHETICAL = re.compile(r"\s*\([^()]{1,60}\)")
 
 
 def _architecture(sentence: str) -> str:
@@ -349,11 +352,12 @@ def sentences(text: str) -> Iterator[str]:
 # --- extraction -------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Item:
     text: str
     words: frozenset[str]
     message: int  # the message it was (last) said in
+    position: int  # in its category's items
     reasoned: bool = False
     fixed: bool = False
     done: bool = False
@@ -364,21 +368,49 @@ class _Category:
     """The items of one category, deduplicated as they arrive."""
 
     items: list[_Item] = field(default_factory=list)
+    by_word: dict[str, set[int]] = field(default_factory=dict)  # word -> positions in items
 
     def add(self, text: str, message: int, source: str) -> _Item | None:
         words = _words(source)
         if len(words) < 2 or not text:
             return None
         reasoned = bool(_REASON.search(source))
-        for item in self.items:
+        for item in self.sharing(words):
             if _similar(item.words, words):
                 item.message = message
                 if reasoned and not item.reasoned and not item.fixed:
-                    item.text, item.words, item.reasoned = text, words | item.words, True
+                    item.text, item.reasoned = text, True
+                    self.grow(item, words)
                 return item
-        item = _Item(text, words, message, reasoned)
+        item = _Item(text, frozenset(), message, len(self.items), reasoned)
         self.items.append(item)
+        self.grow(item, words)
         return item
+
+    def sharing(self, words: frozenset[str]) -> list[_Item]:
+        """The items that share a distinctive word with `words`, oldest first.
+
+        An index, not a scan: a word that dozens of items share ("test", "module") says little,
+        so only words in at most COMMON_WORD items open their buckets; when every word is that
+        common, the latest COMMON_WORD items of the rarest word are compared.
+        """
+        buckets = [self.by_word[word] for word in words if word in self.by_word]
+        if not buckets:
+            return []
+        found: set[int] = set()
+        for bucket in buckets:
+            if len(bucket) <= COMMON_WORD:
+                found.update(bucket)
+        if not found:
+            rarest = min(buckets, key=lambda bucket: len(bucket))
+            found.update(sorted(rarest)[-COMMON_WORD:])
+        return [self.items[position] for position in sorted(found)]
+
+    def grow(self, item: _Item, words: frozenset[str]) -> None:
+        """Add `words` to `item` and to the index."""
+        for word in words - item.words:
+            self.by_word.setdefault(word, set()).add(item.position)
+        item.words = item.words | words
 
     def texts(self) -> list[str]:
         return [item.text + (DONE if item.done else "") for item in self.items]
@@ -520,7 +552,7 @@ class _Extractor:
         for item in reversed(self.errors.items):
             if not item.fixed and n - item.message <= FIX_WINDOW:
                 item.text = f"{item.text} → {fix[:1].lower() + fix[1:]}"
-                item.words = item.words | _words(sentence)
+                self.errors.grow(item, _words(sentence))
                 item.fixed = True
                 return
         self.errors.add(_condense(sentence), n, sentence)
@@ -528,7 +560,7 @@ class _Extractor:
     def _complete(self, sentence: str) -> None:
         """Mark an earlier open action done when this sentence says it was done."""
         words = _words(sentence)
-        for item in self.actions.items:
+        for item in self.actions.sharing(words):
             if item.done or item.message >= self.messages:
                 continue
             if item.words and len(item.words & words) / len(item.words) >= 0.6:
@@ -669,6 +701,8 @@ class Summary:
 def _q(text: str) -> str:
     """`text` as a YAML double-quoted scalar (JSON's escapes, plus YAML's line breaks)."""
     quoted = json.dumps(text, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in quoted)
 
 

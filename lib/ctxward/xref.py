@@ -225,7 +225,9 @@ def render_index(index: Index) -> str:
         "bank/xref_index.md.j2",
         title=INDEX_TITLE,
         sections=sections,
-        extra=[{"heading": s.heading, "body": body} for s, body in zip(index.extra, extra)],
+        extra=[
+            {"heading": s.heading, "body": body} for s, body in zip(index.extra, extra, strict=True)
+        ],
     )
 
 
@@ -285,6 +287,7 @@ class Registry:
         self._decisions = {(d.type, norm(d.links_to or d.summary)): d for d in index.decisions}
         self._links = {(norm(k.source), norm(k.target), k.relation) for k in index.links}
         self._named = index.ids()
+        self._feature_agents: dict[str, set[str]] = {}
 
     def _new_id(self, prefix: str, what: str) -> str:
         number = self.ids.next[prefix]
@@ -334,9 +337,14 @@ class Registry:
         return True
 
     def wait(self, entry: str, blocker: str, phase: str, since: str) -> None:
-        """Record a blocked entry (not promoted) until it completes."""
+        """Record a blocked entry (not promoted) until it completes (once it has, never again)."""
         if any(norm(w.entry) == norm(entry) for w in self.index.waiting):
             return
+        agent = norm(entry.rsplit(": ", 1)[-1])
+        for link in self.index.links:
+            done = link.relation == "unblocked" and link.phase == phase
+            if done and norm(link.target).endswith(f": {agent}"):
+                return
         self.index.waiting.append(Waiting(entry, blocker, phase, since))
 
     def resolve(self, phase: str, agent: str, target: str) -> int:
@@ -362,7 +370,9 @@ class Registry:
             self.index.features[key] = row
         if phase not in row.phases:
             row.phases.append(phase)
-        if agent and norm(agent) not in (norm(a) for a in row.agents):
+        agents = self._feature_agents.setdefault(key, {norm(a) for a in row.agents})
+        if agent and norm(agent) not in agents:
+            agents.add(norm(agent))
             row.agents.append(agent)
         if _rank(band) < _rank(row.priority) or (band == row.priority and score > row.score):
             row.priority, row.summary, row.score = band, summary, score
@@ -385,7 +395,8 @@ _ALTER = re.compile(
     r"(?i)\balter table [`\"']?(\w+)[`\"']? add (?:column )?(?:if not exists )?[`\"']?(\w+)"
 )
 _QUOTED = re.compile(
-    r"(?i)\bnew (table|column)s? (?:named |called )?[`\"']?(\w+)[`\"']?|[`\"'](\w+)[`\"'] (table|column)\b"
+    r"(?i)\bnew (table|column)s? (?:named |called )?[`\"']?(\w+)[`\"']?"
+    r"|[`\"'](\w+)[`\"'] (table|column)\b"
 )
 _SNAKE = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]+) (table|column)\b")
 _MIGRATION_FILE = re.compile(
@@ -397,7 +408,8 @@ _COMPONENT = re.compile(
     r"|Dialog|Panel|Table|Provider|Screen|Layout|Widget|Menu|Bar))\b"
 )
 _NAMED_COMPONENT = re.compile(
-    r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+) component\b|\bcomponent [`\"']?([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)"
+    r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+) component\b"
+    r"|\bcomponent [`\"']?([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)"
 )
 _COMPONENT_FILE = re.compile(r"(?:^|/)([A-Z][A-Za-z0-9]*)\.(?:tsx|jsx|vue|svelte)$")
 _DECISION_HEADING = re.compile(
@@ -458,7 +470,7 @@ def entities(text: str, files: Sequence[str]) -> list[Found]:
         found += [Found("migration", name, location) for name in names]
     components = [m.group(1) for m in _COMPONENT.finditer(text)]
     components += [m.group(1) or m.group(2) for m in _NAMED_COMPONENT.finditer(text)]
-    by_file = {m.group(1): f for f in files if (m := _COMPONENT_FILE.search(f))}
+    by_file = {hit.group(1): f for f in files if (hit := _COMPONENT_FILE.search(f))}
     components += list(by_file)
     for name in components:
         location = by_file.get(name) or _first(files, _COMPONENT_FILE) or _first(files)

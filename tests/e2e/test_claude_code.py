@@ -3,9 +3,14 @@
 One scenario per module (three CLI runs against the mock), then one test per claim:
 
 1. `ctxward activate deep-review --slug e2e-plan` in a scratch project.
-2. `claude -p hello`, then `claude --resume <sid> -p /compact`, then `-p "after compact"`, with
-   the project's hooks taken from the repo's settings.example.json (`ctxward-hook`).
+2. `claude -p <hello, with a decision and a TODO>`, then `claude --resume <sid> -p /compact`,
+   then `-p "after compact"`, with the project's hooks taken from the repo's
+   settings.example.json (`ctxward-hook`).
 3. The mock's summary repeats some of the rules verbatim and leaves the others out.
+
+Besides the invariants: PreCompact writes the seed 001 session summary, SessionStart(compact)
+adds its recovery text, and the first prompt after the compaction restates the rules the
+summary lost (UserPromptSubmit), once.
 """
 
 from __future__ import annotations
@@ -23,6 +28,17 @@ SLUG = "e2e-plan"
 SESSION_START_MARKER = "SessionStart hook additional context:"
 ADDITIONAL_INSTRUCTIONS = "Additional Instructions:"
 COMPACT_MARKER = "ctxward re-injected them after this compaction"
+# How Claude Code 2.1.332 presents a UserPromptSubmit hook's additionalContext: inside the
+# role "system" message that follows the prompt (the same message as SessionStart's).
+PROMPT_MARKER = "UserPromptSubmit hook additional context: "
+LOST_MARKER = "The compaction summary lost these {n} rules; they remain in force:"
+RECOVERY_MARKER = "Session recovery (ctxward): where this session stood before this compaction"
+FIRST_PROMPT = (
+    "hello. Let's go with SQLite for the e2e store because it needs no server. "
+    "TODO: add a smoke test for the importer."
+)
+DECISION = "SQLite for the e2e store because it needs no server"
+ACTION = "Add a smoke test for the importer"
 
 
 @dataclass(frozen=True)
@@ -68,7 +84,7 @@ def scenario(sandbox: Any, project: Path) -> Scenario:
     restated = "\n".join(f"- {rule}" for rule in kept)
     sandbox.summary_file.write_text(f"Rules restated:\n{restated}\n", encoding="utf-8")
 
-    hello = sandbox.claude("-p", "hello", "--output-format", "json", cwd=project).result()
+    hello = sandbox.claude("-p", FIRST_PROMPT, "--output-format", "json", cwd=project).result()
     session_id = hello["session_id"]
     compact = sandbox.claude(
         "--resume", session_id, "-p", "/compact", "--output-format", "json", cwd=project
@@ -125,3 +141,66 @@ def test_survival_report_names_kept_and_dropped_rules(scenario: Scenario) -> Non
     assert {(e["slug"], e["skill"]) for e in report["survived"] + report["missing"]} == {
         (SLUG, "deep-review")
     }
+
+
+def turn_3(scenario: Scenario) -> Any:
+    compaction = only(scenario.requests, "compact_summary")
+    later = [r for r in scenario.requests if r.n > compaction.n and r.path != "/"]
+    assert later, "no request after the compaction: the third turn never reached the mock"
+    assert "after compact" in later[0].texts("user")[-1]
+    return later[0]
+
+
+def prompt_contexts(request: Any) -> list[str]:
+    """The UserPromptSubmit additionalContext texts in a request's system messages."""
+    found = []
+    for text in request.texts("system"):
+        at = text.find(PROMPT_MARKER)
+        while at >= 0:
+            end = text.find("\n\n" + "Today's date", at)  # what 2.1.332 puts after it
+            found.append(text[at + len(PROMPT_MARKER) : end if end >= 0 else len(text)])
+            at = text.find(PROMPT_MARKER, at + 1)
+    return found
+
+
+def test_the_next_prompt_restates_the_rules_the_summary_lost(scenario: Scenario) -> None:
+    """PostCompact leaves the lost rules pending; turn 3's UserPromptSubmit hands them over."""
+    contexts = prompt_contexts(turn_3(scenario))
+    assert len(contexts) == 1, (
+        f"expected one {PROMPT_MARKER!r} in turn 3's system messages, found {len(contexts)}:\n"
+        + "\n---\n".join(t[:1500] for t in turn_3(scenario).texts("system"))
+    )
+    (context,) = contexts
+    assert context.startswith(LOST_MARKER.format(n=len(scenario.dropped))), context[:600]
+    assert missing_from(context, scenario.dropped) == [], context[:3000]
+    assert [rule for rule in scenario.kept if rule in context] == [], "only the lost rules"
+    assert not list((scenario.project / ".ctxward" / "pending").glob("*.json")), "not cleared"
+
+
+def test_the_prompt_hook_is_silent_when_nothing_is_pending(scenario: Scenario) -> None:
+    """Turn 1 (before any compaction) carries no UserPromptSubmit context."""
+    first = scenario.requests[0]
+    assert FIRST_PROMPT in first.texts("user")[-1]
+    assert prompt_contexts(first) == []
+    assert all(PROMPT_MARKER not in text for r in scenario.requests for text in r.texts("user"))
+
+
+def test_pre_compact_wrote_the_session_summary_and_session_start_recovers_it(
+    scenario: Scenario,
+) -> None:
+    """Seed 001: .ctxward/sessions/<sid>.yaml, and its recovery text after the invariants."""
+    import yaml
+
+    path = scenario.project / ".ctxward" / "sessions" / f"{scenario.session_id}.yaml"
+    assert path.is_file(), "PreCompact wrote no session summary"
+    block = yaml.safe_load(path.read_text(encoding="utf-8"))["session_summary"]
+    assert block["session_id"] == scenario.session_id
+    assert any(DECISION in d for d in block["decisions"]), block
+    assert ACTION in block["action_items"], block
+    assert block["compressed_tokens"] <= 200
+    systems = [t for t in turn_3(scenario).texts("system") if RECOVERY_MARKER in t]
+    assert systems, "no SessionStart(compact) recovery text in turn 3"
+    recovery = systems[0][systems[0].find(RECOVERY_MARKER) :]
+    assert DECISION in recovery and ACTION in recovery, recovery[:1500]
+    invariants_at = systems[0].find(COMPACT_MARKER)
+    assert 0 <= invariants_at < systems[0].find(RECOVERY_MARKER), "invariants come first"

@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from ctxward.bank import budget
 from ctxward.bank.markup import (
     Section,
+    cell,
     escaped,
     natural_key,
     parse_marker,
     split_row,
     split_sections,
+    trim_blank,
 )
-from ctxward.bank.markup import cell, trim_blank
 
 FILE = "01-active-context.md"
 TITLE = "Active Context"
@@ -139,15 +140,6 @@ class ActiveContext:
     def rows(self) -> Iterable[Row]:
         for phase in self.phases.values():
             yield from phase.rows
-
-    def find(self, key: str) -> tuple[Phase, int] | None:
-        phase = self.phases.get(key.split("|")[1] if "|" in key else "")
-        if phase is None:
-            return None
-        for index, row in enumerate(phase.rows):
-            if row.key == key:
-                return phase, index
-        return None
 
     @property
     def used(self) -> int:
@@ -278,10 +270,10 @@ def render(doc: ActiveContext, total: int) -> str:
                 ).rstrip("\n")
             )
         elif isinstance(item, Section):
-            blocks.append("\n".join([f"## {item.heading}", *trim_blank(item.lines)]))
-    if doc.plans and PLANS not in doc.order:
-        doc.order.append(PLANS)
-        return render(doc, total)
+            body = list(item.lines)
+            while body and not body[-1].strip():
+                body.pop()
+            blocks.append("\n".join([f"## {item.heading}", *body]))
     return render_template("bank/active_context.md.j2", head=doc.head, blocks=blocks)
 
 

@@ -140,7 +140,7 @@ def render(log: ProgressLog) -> str:
     parts = []
     for chunk in log.chunks:
         if chunk.raw is None:
-            body = []
+            body: list[dict[str, object]] = []
             for part in chunk.body:
                 if isinstance(part, Item):
                     attrs = escaped({"kind": part.kind, "hash": part.hash, **_extra(part)})

@@ -169,7 +169,7 @@ def _log_lines(item: Item, refs: Sequence[str], decision: str = "") -> list[str]
     meta = {
         name.replace("_", " "): scoring.text_of(fields.get(name))
         for name in ("status", "tests", "coverage", "critical_issues")
-        if not scoring.is_empty(fields.get(name)) or name == "critical_issues" and name in fields
+        if not scoring.is_empty(fields.get(name)) or (name == "critical_issues" and name in fields)
     }
     original = item.original
     text = render(
@@ -274,196 +274,245 @@ def promote(
             progress=progress,
         )
         current = state.load(bank)
-        doc = current.active
         result = Promotion(
             phase=gate,
-            skipped=collected.skipped,
+            skipped=list(collected.skipped),
             unrecognized=unrecognized + collected.unrecognized,
             other_phases=collected.other_phases,
             recovered=opened.recovered,
             inputs=len(sources),
         )
-        estimated = phases or _int(doc.params.get("phases")) or settings.bank.phases
+        estimated = phases or _int(current.active.params.get("phases")) or settings.bank.phases
         per_phase = budget.per_phase(total, estimated)
         items, superseded = _dedupe(collected.items)
         result.skipped.extend(superseded)
-        summaries = [i for i in items if i.kind == "summary"]
-
-        # which entries change the bank, and which of those replace an older version
-        changing: list[Item] = []
-        updated: set[tuple[str, str]] = set()
-        for item in summaries:
-            found = doc.find(item.key)
-            if found is not None and found[0].rows[found[1]].hash == item.hash:
-                result.unchanged += 1
-                continue
-            changing.append(item)
-            if found is not None:
-                updated.add((item.kind, item.key))
-        others: list[Item] = []
-        for item in items:
-            if item.kind in ("impl", "disc", "review"):
-                chunk = current.log.by_key.get(item.key)
-                existing = chunk.item(item.kind) if chunk is not None else None
-                if existing is not None and existing.hash == item.hash:
-                    result.unchanged += 1
-                    continue
-                others.append(item)
-                if existing is not None:
-                    updated.add((item.kind, item.key))
-            elif item.kind == "plan":
-                others.append(item)
-
-        # §18: CRITICAL alone above TOTAL_BUDGET escalates before anything is written
-        replaced = {item.key for item in changing}
-        critical = sum(r.cost for r in doc.rows() if r.band == "CRITICAL" and r.key not in replaced)
-        critical += sum(
-            budget.cost("CRITICAL", "expanded") for i in changing if i.band == "CRITICAL"
-        )
-        budget.check_critical(critical, total)
-
-        # cross-references first: the archive lines name them
+        plan = _classify(items, current)
+        result.unchanged = plan.unchanged
+        _check_critical(current.active, plan.changing, total)
         registry = xref.Registry(current.index, current.ids, str(bank / state.NEXT_ID))
-        refs: dict[tuple[str, str], list[str]] = {}
-        decisions: dict[str, str] = {}
-        for item in [*changing, *others]:
-            label = entry_label(item.date, item.phase, item.agent)
-            found_refs = refs.setdefault((item.kind, item.key), [])
-            if item.band == "CRITICAL" and item.kind in ("summary", "impl"):
-                narrative = "\n".join([scoring.narrative(item.fields), *item.files])
-                for found in xref.entities(narrative, item.files):
-                    found_refs.append(
-                        registry.entity(
-                            found.kind, found.name, found.location, item.phase, item.agent
-                        )
-                    )
-            if item.kind == "review":
-                note = xref.decision_note(item.fields, item.text, item.title)
-                if note is not None:
-                    links_to = note.links_to or f"02-progress-log.md ({label})"
-                    decisions[item.key] = registry.decision(
-                        note.kind, note.summary, links_to, item.phase
-                    )
-                    found_refs.append(decisions[item.key])
-            if item.kind in ("summary", "impl"):
-                blocked_by = scoring.text_of(item.fields.get("blocked_by")) or scoring.text_of(
-                    item.fields.get("blockers")
-                )
-                if blocked_by and not scoring.is_empty(blocked_by):
-                    registry.link(blocked_by, label, "unblocked", item.phase)
-                for name in ("unblocks", "unblocked"):
-                    target = scoring.text_of(item.fields.get(name))
-                    if target and not scoring.is_empty(target):
-                        registry.link(label, target, "unblocks", item.phase)
-                registry.resolve(item.phase, item.agent, label)
-            name = scoring.text_of(item.fields.get("feature")) or feature
-            if name and item.kind == "summary":
-                registry.feature(name, item.phase, item.agent, item.band, item.title, item.score)
-        for skip in collected.skipped:
-            if skip.blocked and skip.agent:
-                registry.wait(
-                    entry_label(skip.date, skip.phase, skip.agent), skip.blocker, skip.phase, today
-                )
-
-        # 01: budget allocation per phase, priority-greedy (seed 000 §6)
-        modes: dict[str, str] = {}
-        by_phase: dict[str, list[Item]] = {}
-        for item in changing:
-            by_phase.setdefault(item.phase, []).append(item)
-        for label in sorted(by_phase, key=natural_key):
-            group = by_phase[label]
-            target = doc.phases.get(label) or _new_phase(doc, label, per_phase)
-            keys = {item.key for item in group}
-            target.rows = [row for row in target.rows if row.key not in keys]
-            chosen = budget.allocate(
-                [budget.Candidate(i.key, i.band, i.score) for i in group],
-                target.allocated * 2 - target.used,
-                total * 2 - doc.used,
+        refs, decisions = _cross_reference(registry, plan, collected.skipped, feature, today)
+        modes, result.warnings = _allocate(current.active, plan.changing, per_phase, total)
+        _archive(current.log, plan, refs, decisions)
+        _plans(current.active, plan.others, feature)
+        result.promoted = [
+            Promoted(
+                item.kind,
+                item.key,
+                item.band,
+                item.score,
+                modes.get(item.key, "") if item.kind == "summary" else "",
+                "updated" if (item.kind, item.key) in plan.updated else "added",
+                refs.get((item.kind, item.key), []),
             )
-            for item, mode in zip(group, chosen):
-                target.rows.append(make_row(item, mode))
-                modes[item.key] = mode
-            flag = budget.overflow(label, sum(1 for r in target.rows if r.band == "CRITICAL"))
-            if flag:
-                result.warnings.append(flag)
-
-        # 02: the archive of every promoted entry, and the review lines
-        log = current.log
-        for item in changing + others:
-            if item.kind == "plan":
-                continue
-            chunk = log.section(item.date, item.phase, item.agent)
-            lines = _log_lines(
-                item, refs.get((item.kind, item.key), []), decisions.get(item.key, "")
-            )
-            chunk.put(LogItem(item.kind, item.hash, lines))
-
-        # 01 ## Plans (C4): one row per (date, feature)
-        for item in others:
-            if item.kind != "plan":
-                continue
-            name = scoring.text_of(item.fields.get("feature")) or feature or item.title
-            row = PlanRow(
-                item.date, name, item.source.label, scoring.status_of(item.fields) or "complete"
-            )
-            if all(existing.key != row.key for existing in doc.plans):
-                doc.plans.append(row)
-                if PLANS not in doc.order:
-                    doc.order.append(PLANS)
-
-        for item in [*changing, *others]:
-            result.promoted.append(
-                Promoted(
-                    item.kind,
-                    item.key,
-                    item.band,
-                    item.score,
-                    modes.get(item.key, "") if item.kind == "summary" else "",
-                    "updated" if (item.kind, item.key) in updated else "added",
-                    refs.get((item.kind, item.key), []),
-                )
-            )
+            for item in [*plan.changing, *plan.others]
+        ]
         result.xrefs_added = registry.added
-
-        # C7: the section passed TOTAL_BUDGET lines
-        writes: dict[Path, str] = {}
-        month = now.strftime("%Y-%m")
-        store = archive.parse(month, _read(bank / archive.relpath(month)))
-        report = trim.c7(doc, total, store, today)
-        if report.trimmed:
-            result.trim = report
-            writes[bank / archive.relpath(month)] = store.render()
-
-        # the ZZ artifact of the gate, from the bank as it now stands
-        result.zz = zz.relpath(gate)
         if phases is not None:
-            doc.params["phases"] = str(phases)
+            current.active.params["phases"] = str(phases)
         if feature:
-            doc.params["feature"] = feature
-        writes[bank / zz.relpath(gate)] = zz.render(doc, current.index, gate, receiver)
-        writes[bank / state.INDEX] = xref.render_index(current.index)
-        if current.texts[state.NEXT_ID] is not None or registry.added:
-            writes[bank / state.NEXT_ID] = current.ids.as_json()
-        writes[bank / progress_log.FILE] = progress_log.render(log)
-        writes[bank / active.FILE] = active.render(doc, total)
+            current.active.params["feature"] = feature
+        writes, result.trim = _files(current, registry, gate, receiver, total, now, today)
+        if not result.promoted and (bank / zz.relpath(gate)).is_file():
+            del writes[bank / zz.relpath(gate)]  # nothing new for the next agent: keep it
         deletes = [
             source.path
             for source in collected.sources
             if source.in_tmp and not keep and source.label not in collected.kept
         ]
-        if _changes(bank, writes, deletes):
-            doc.params.update(
+        if _changes(writes, deletes):
+            current.active.params.update(
                 {
                     "last": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "last-phase": gate,
                     "last-count": str(len(result.promoted)),
                 }
             )
-            writes[bank / active.FILE] = active.render(doc, total)
-        writes = {path: _scrubbed(text) for path, text in writes.items()}
+            writes[bank / active.FILE] = _scrubbed(active.render(current.active, total))
+        result.zz = zz.relpath(gate)
         result.written = txn.commit(bank, writes, deletes)
-        result.budget = phase_budget(doc, gate, total, per_phase, estimated)
+        result.budget = phase_budget(current.active, gate, total, per_phase, estimated)
     return result
+
+
+@dataclass(slots=True)
+class _Plan:
+    changing: list[Item] = field(default_factory=list)  # subtask entries that change 01
+    others: list[Item] = field(default_factory=list)  # IMPL/REVIEW/DISC/PLAN entries that change
+    updated: set[tuple[str, str]] = field(default_factory=set)  # (kind, key) replacing a version
+    unchanged: int = 0
+
+
+def _classify(items: Sequence[Item], current: state.State) -> _Plan:
+    """Which entries change the bank (seed 000 §17: same key and hash → skip)."""
+    plan = _Plan()
+    rows = {row.key: row for row in current.active.rows()}
+    for item in items:
+        if item.kind == "summary":
+            found = rows.get(item.key)
+            if found is not None and found.hash == item.hash:
+                plan.unchanged += 1
+                continue
+            logged = current.log.by_key.get(item.key)
+            archived = logged.item("summary") if logged is not None else None
+            if found is None and archived is not None and archived.hash == item.hash:
+                plan.unchanged += 1  # promoted before, then taken out by the C7 trim
+                continue
+            plan.changing.append(item)
+            if found is not None:
+                plan.updated.add((item.kind, item.key))
+        elif item.kind == "plan":
+            plan.others.append(item)
+        else:
+            chunk = current.log.by_key.get(item.key)
+            existing = chunk.item(item.kind) if chunk is not None else None
+            if existing is not None and existing.hash == item.hash:
+                plan.unchanged += 1
+                continue
+            plan.others.append(item)
+            if existing is not None:
+                plan.updated.add((item.kind, item.key))
+    return plan
+
+
+def _check_critical(doc: ActiveContext, changing: Sequence[Item], total: int) -> None:
+    """§18: CRITICAL entries alone above TOTAL_BUDGET escalate before anything is written."""
+    replaced = {item.key for item in changing}
+    half = sum(r.cost for r in doc.rows() if r.band == "CRITICAL" and r.key not in replaced)
+    half += sum(budget.cost("CRITICAL", "expanded") for i in changing if i.band == "CRITICAL")
+    budget.check_critical(half, total)
+
+
+def _cross_reference(
+    registry: xref.Registry,
+    plan: _Plan,
+    skipped: Sequence[inputs.Skip],
+    feature: str | None,
+    today: str,
+) -> tuple[dict[tuple[str, str], list[str]], dict[str, str]]:
+    """Entities, decisions, blocker links and feature rows of the changing entries (§7)."""
+    refs: dict[tuple[str, str], list[str]] = {}
+    decisions: dict[str, str] = {}
+    for item in [*plan.changing, *plan.others]:
+        label = entry_label(item.date, item.phase, item.agent)
+        found_refs = refs.setdefault((item.kind, item.key), [])
+        if item.band == "CRITICAL" and item.kind in ("summary", "impl"):
+            narrative = "\n".join([scoring.narrative(item.fields), *item.files])
+            for found in xref.entities(narrative, item.files):
+                ref = registry.entity(
+                    found.kind, found.name, found.location, item.phase, item.agent
+                )
+                found_refs.append(ref)
+        if item.kind == "review":
+            note = xref.decision_note(item.fields, item.text, item.title)
+            if note is not None:
+                links_to = note.links_to or f"02-progress-log.md ({label})"
+                ref = registry.decision(note.kind, note.summary, links_to, item.phase)
+                decisions[item.key] = ref
+                found_refs.append(ref)
+        if item.kind in ("summary", "impl"):
+            blocker = scoring.text_of(item.fields.get("blocked_by")) or scoring.text_of(
+                item.fields.get("blockers")
+            )
+            if blocker and not scoring.is_empty(blocker):
+                registry.link(blocker, label, "unblocked", item.phase)
+            for name in ("unblocks", "unblocked"):
+                target = scoring.text_of(item.fields.get(name))
+                if target and not scoring.is_empty(target):
+                    registry.link(label, target, "unblocks", item.phase)
+            registry.resolve(item.phase, item.agent, label)
+        named = scoring.text_of(item.fields.get("feature")) or feature
+        if named and item.kind == "summary":
+            registry.feature(named, item.phase, item.agent, item.band, item.title, item.score)
+    for skip in skipped:
+        if skip.blocked and skip.agent:
+            label = entry_label(skip.date, skip.phase, skip.agent)
+            registry.wait(label, skip.blocker, skip.phase, today)
+    return refs, decisions
+
+
+def _allocate(
+    doc: ActiveContext, changing: Sequence[Item], per_phase: int, total: int
+) -> tuple[dict[str, str], list[str]]:
+    """Place the changing subtask entries in their phases, priority-greedy (seed 000 §6)."""
+    modes: dict[str, str] = {}
+    warnings: list[str] = []
+    by_phase: dict[str, list[Item]] = {}
+    for item in changing:
+        by_phase.setdefault(item.phase, []).append(item)
+    for label in sorted(by_phase, key=natural_key):
+        group = by_phase[label]
+        target = doc.phases.get(label) or _new_phase(doc, label, per_phase)
+        keys = {item.key for item in group}
+        target.rows = [row for row in target.rows if row.key not in keys]
+        chosen = budget.allocate(
+            [budget.Candidate(i.key, i.band, i.score) for i in group],
+            target.allocated * 2 - target.used,
+            total * 2 - doc.used,
+        )
+        for item, mode in zip(group, chosen, strict=True):
+            target.rows.append(make_row(item, mode))
+            modes[item.key] = mode
+        flag = budget.overflow(label, sum(1 for r in target.rows if r.band == "CRITICAL"))
+        if flag:
+            warnings.append(flag)
+    return modes, warnings
+
+
+def _archive(
+    log: progress_log.ProgressLog,
+    plan: _Plan,
+    refs: dict[tuple[str, str], list[str]],
+    decisions: dict[str, str],
+) -> None:
+    """02: every promoted entry under its `### date — Phase N: agent` heading; review lines."""
+    for item in [*plan.changing, *plan.others]:
+        if item.kind == "plan":
+            continue
+        chunk = log.section(item.date, item.phase, item.agent)
+        lines = _log_lines(item, refs.get((item.kind, item.key), []), decisions.get(item.key, ""))
+        chunk.put(LogItem(item.kind, item.hash, lines))
+
+
+def _plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> None:
+    """01 `## Plans` (C4): one row per (date, feature); an existing row is left alone."""
+    for item in others:
+        if item.kind != "plan":
+            continue
+        name = scoring.text_of(item.fields.get("feature")) or feature or item.title
+        status = scoring.status_of(item.fields) or "complete"
+        row = PlanRow(item.date, name, item.source.label, status)
+        if all(existing.key != row.key for existing in doc.plans):
+            doc.plans.append(row)
+            if PLANS not in doc.order:
+                doc.order.append(PLANS)
+
+
+def _files(
+    current: state.State,
+    registry: xref.Registry,
+    gate: str,
+    receiver: str | None,
+    total: int,
+    now: datetime,
+    today: str,
+) -> tuple[dict[Path, str], trim.Trim | None]:
+    """Every file of the new state (C7 trim first, when the section passed the budget)."""
+    bank = current.bank
+    writes: dict[Path, str] = {}
+    month = now.strftime("%Y-%m")
+    store = archive.parse(month, _read(bank / archive.relpath(month)))
+    report = trim.c7(current.active, total, store, today)
+    if report.trimmed:
+        writes[bank / archive.relpath(month)] = store.render()
+    writes[bank / zz.relpath(gate)] = zz.render(current.active, current.index, gate, receiver)
+    writes[bank / state.INDEX] = xref.render_index(current.index)
+    if current.texts[state.NEXT_ID] is not None or registry.added:
+        writes[bank / state.NEXT_ID] = current.ids.as_json()
+    writes[bank / progress_log.FILE] = progress_log.render(current.log)
+    writes[bank / active.FILE] = active.render(current.active, total)
+    return {path: _scrubbed(text) for path, text in writes.items()}, (
+        report if report.trimmed else None
+    )
 
 
 def _read(path: Path) -> str:
@@ -473,12 +522,13 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _changes(bank: Path, writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
+def _changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
+    """Whether committing would change anything (the time stamp is only set then)."""
     if any(path.is_file() for path in deletes):
         return True
     for path, text in writes.items():
         try:
-            if path.read_bytes() != _scrubbed(text).encode("utf-8"):
+            if path.read_bytes() != text.encode("utf-8"):
                 return True
         except FileNotFoundError:
             return True

@@ -150,9 +150,10 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
 
             target = bank / XREF_ARCHIVE.format(date=today)
             report.xref_archive = project.relative(target)
-            writes[target] = render(
-                "bank/xref_archive.md.j2", date=today, index=current.texts[state.INDEX]
-            )
+            from ctxward.scrub import redact
+
+            text = render("bank/xref_archive.md.j2", date=today, index=current.texts[state.INDEX])
+            writes[target] = redact(text)
         if not dry_run:
             report.written = txn.commit(bank, writes, deletes)
     return report

@@ -68,10 +68,12 @@ def c7(doc: ActiveContext, total: int, store: archive.Archive, today: str) -> Tr
             break
         if row.band == "LOW":
             store.add(row, "removed", today)
-            phase = doc.phases[row.phase]
-            phase.rows = [r for r in phase.rows if r is not row]
             used -= row.cost
             report.removed.append(row)
+    if report.removed:
+        gone = {id(row) for row in report.removed}
+        for phase in doc.phases.values():
+            phase.rows = [r for r in phase.rows if id(r) not in gone]
     for row in candidates:
         if used <= limit:
             break

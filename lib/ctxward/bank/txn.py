@@ -101,6 +101,8 @@ def _acquire_exclusive(owner: Path, timeout: float) -> None:
         try:
             fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
+            fd = -1
+        if fd < 0:
             if _stale_owner(owner):
                 with contextlib.suppress(FileNotFoundError):
                     owner.unlink()

@@ -20,6 +20,8 @@ HANDLERS = {
     "SubagentStop": "subagent_stop",
     "PreToolUse": "pre_tool_use",
     "UserPromptSubmit": "user_prompt_submit",
+    "PostToolUse": "post_tool_use",  # the drift observer (seed 002)
+    "PostToolUseFailure": "post_tool_use",  # same handler: the event name says it failed
     "SessionEnd": "session_end",  # optional: not in settings.example.json (README)
 }
 

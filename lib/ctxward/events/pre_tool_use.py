@@ -88,22 +88,34 @@ def _config_may_apply(env: Mapping[str, str], cwd: str | None) -> bool:
 def guard_dispatch(project: Project, tool: str, tool_input: object) -> Outcome:
     """The hook layer's answer for one sub-agent call (host-neutral: tool_input as sent)."""
     from ctxward import guard
-    from ctxward.config import load
 
     try:
         measured = guard.measure(tool_input)
     except guard.Unmeasurable as exc:
         return _deny(_render("guard/unmeasurable.md.j2", tool=tool, problem=str(exc)), None)
-    settings = load(project).dispatch
-    capacity = guard.capacity_for(
-        settings.capacity_bytes, settings.capacity_by_agent, measured.agent_type
-    )
+    capacity_bytes, capacity_by_agent, offload = dispatch_settings(project)
+    capacity = guard.capacity_for(capacity_bytes, capacity_by_agent, measured.agent_type)
     decision = guard.decide(measured.size, capacity)
     if decision.allowed:
         return _allowed(tool, decision)
-    if not settings.offload:
+    if not offload:
         return _denied(tool, decision, measured)
     return _offload(project, tool, tool_input, measured, decision)
+
+
+def dispatch_settings(project: Project) -> tuple[int, Mapping[str, int], bool]:
+    """The project's `dispatch` config: (capacity_bytes, capacity_by_agent, offload).
+
+    With no config file these are `config.DispatchConfig()`'s defaults, given here without
+    importing `ctxward.config`: creating its dataclasses costs ~3 ms in a fresh interpreter
+    (bench/hook_latency.py). test_events_pre_tool_use pins them to DispatchConfig's.
+    """
+    if not os.path.isfile(os.path.join(project.root, _CONFIG)):  # what `config.load` tests
+        return thresholds.DEFAULT_CAPACITY_BYTES, {}, True
+    from ctxward.config import load
+
+    settings = load(project).dispatch
+    return settings.capacity_bytes, settings.capacity_by_agent, settings.offload
 
 
 def _allowed(tool: str, decision: Decision) -> Outcome:

@@ -30,12 +30,21 @@ experimental.chat.system.transform     session-start SessionStart  source
   input {sessionID} (model left out)
 event, type ``session.compacted``      post-compact  PostCompact   trigger, summary
   input {event: {id, type, properties: {sessionID}}}
+tool.execute.after, every tool         post-tool-use PostToolUse   failed, quiet
+  input {tool, sessionID, callID, args}  (-failure:
+                                       when failed)  (Failure)
+event, type ``message.part.updated``   post-tool-    PostToolUse-  quiet
+  of a tool part whose state.status is use-failure   Failure
+  "error": input {event: {type, properties: {part: {tool, sessionID, callID,
+  state: {status, input}}}}} (the plugin leaves out the rest of the part)
 =====================================  ============  ============  ==============================
 
 The internal events: PreToolUse gets `tool_name` "Task" (OpenCode's `task`, whose arguments
 `description`, `prompt`, `subagent_type` are Claude Code's Task input) and `tool_input` = args;
-SessionStart gets `source`; PostCompact gets `trigger` and `compact_summary`. Every event gets
-`session_id` (OpenCode's sessionID) and `cwd` (the directory).
+SessionStart gets `source`; PostCompact gets `trigger` and `compact_summary`; PostToolUse and
+PostToolUseFailure (the drift observer, ctxward/drift.py) get `tool_name` (OpenCode's tool id as
+is), `tool_input` = args, `tool_use_id` = callID and, from the plugin, `calls_since_text`. Every
+event gets `session_id` (OpenCode's sessionID) and `cwd` (the directory).
 
 The plugin facts:
 
@@ -47,6 +56,12 @@ The plugin facts:
   the session first (OpenCode fires it only after an automatic compaction), else "manual".
 - `summary` (session.compacted): the text of the session's newest assistant message marked
   `summary: true`, read back with the SDK client; null when the plugin could not read it.
+- `failed` (tool.execute.after): true when the tool ran but reports a failure, which OpenCode
+  does not count as one (the bash tool's `metadata.exit` is not 0); the plugin then calls
+  post-tool-use-failure. A tool that threw never reaches tool.execute.after: the plugin sees it
+  as a tool part turning to `status: "error"` (message.part.updated).
+- `quiet` (both): tool calls of the session since the model's last text part
+  (`experimental.text.complete`), counted by the plugin since it loaded: silence drift.
 
 ctxward -> plugin (stdout, exit 0)
 ----------------------------------
@@ -59,6 +74,9 @@ Empty stdout: nothing to do. Otherwise one JSON object; the plugin applies each 
   the object it passed; reassigning `output.args` has no effect). The C9 offload's new prompt.
 - `note` (tool.execute.before): text for the model, appended to this call's result in
   `tool.execute.after` (the channel that reaches the model after an allowed call).
+  (post-tool-use, post-tool-use-failure): the drift facts. The plugin observes without
+  delaying the tool (not awaited) and puts the note in the session's next request as a system
+  message (experimental.chat.system.transform waits for the observations still running).
 - `context` (experimental.session.compacting): strings pushed onto `output.context`, which
   OpenCode appends to the summarizer's prompt (or appended to `output.prompt` when another
   plugin has replaced the prompt, since OpenCode then ignores `output.context`).
@@ -106,6 +124,8 @@ PRE_TOOL_USE = "PreToolUse"
 PRE_COMPACT = "PreCompact"
 SESSION_START = "SessionStart"
 POST_COMPACT = "PostCompact"
+POST_TOOL_USE = "PostToolUse"
+POST_TOOL_USE_FAILURE = "PostToolUseFailure"
 
 # OpenCode hook (events as "event:<type>") -> internal event name
 HOOKS = {
@@ -113,6 +133,8 @@ HOOKS = {
     "experimental.session.compacting": PRE_COMPACT,
     "experimental.chat.system.transform": SESSION_START,
     "event:session.compacted": POST_COMPACT,
+    "tool.execute.after": POST_TOOL_USE,  # PostToolUseFailure when the plugin says `failed`
+    "event:message.part.updated": POST_TOOL_USE_FAILURE,  # a tool part that errored
 }
 # OpenCode tool names whose internal name differs (the rest pass through unchanged)
 TOOL_NAMES = {"task": "Task"}
@@ -132,6 +154,9 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
     event = _object(inputs, "event", "event input") if hook == "event" else {}
     key = f"event:{_text(event, 'type', 'event')}" if hook == "event" else hook
     name = HOOKS.get(key)
+    facts = payload.get("plugin")
+    if name == POST_TOOL_USE and isinstance(facts, dict) and facts.get("failed") is True:
+        name = POST_TOOL_USE_FAILURE
     if name is None:
         raise HookInputError(
             f"OpenCode hook {key!r} is not handled (handled: {', '.join(sorted(HOOKS))})"
@@ -156,6 +181,8 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
             "tool_input": args,
             "tool_use_id": _text(inputs, "callID", hook, required=False),
         }
+    elif name in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
+        data |= _tool_result(inputs, event, plugin, key)
     elif name == POST_COMPACT:
         properties = _object(event, "properties", key)
         summary = plugin.get("summary")
@@ -198,6 +225,10 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
         accepted.add("plain")
         if outcome.plain:
             body["context"] = [outcome.plain]
+    elif event.name in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
+        accepted.add("context")
+        if outcome.context:
+            body["note"] = outcome.context
     elif event.name == SESSION_START:
         accepted.add("context")
         if outcome.context:
@@ -209,6 +240,32 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
     if outcome.notice:
         body["notice"] = outcome.notice
     return json.dumps(body, ensure_ascii=False) + "\n" if body else ""
+
+
+def _tool_result(
+    inputs: Mapping[str, Any], event: Mapping[str, Any], plugin: Mapping[str, Any], key: str
+) -> dict[str, Any]:
+    """The drift observer's fields: from tool.execute.after's input, or an errored tool part."""
+    if event:
+        part = _object(_object(event, "properties", key), "part", key)
+        state = _object(part, "state", f"{key} part")
+        if state.get("status") != "error":
+            raise HookInputError(f"{key}: the tool part's state is not an error")
+        source, args = part, _object(state, "input", f"{key} part state", required=False)
+    else:
+        source, args = inputs, _object(inputs, "args", key, required=False)
+    quiet = plugin.get("quiet")
+    if quiet is not None and (isinstance(quiet, bool) or not isinstance(quiet, int) or quiet < 0):
+        raise HookInputError(f"{key}: plugin field 'quiet' is not a count: {quiet!r}")
+    fields = {
+        "session_id": _text(source, "sessionID", key, required=False),
+        "tool_name": _text(source, "tool", key),
+        "tool_input": dict(args),
+        "tool_use_id": _text(source, "callID", key, required=False),
+    }
+    if quiet is not None:
+        fields["calls_since_text"] = quiet
+    return fields
 
 
 def watched_paths(project: Project) -> list[Path]:

@@ -1,0 +1,403 @@
+"""All-or-nothing promotions (seed 000 §11, §14): the journal, recovery, crashes, concurrency."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from ctxward import xref
+from ctxward.bank import active, progress, state, txn
+from ctxward.bank.promote import promote
+from ctxward.errors import CtxwardError
+from ctxward.project import Project
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+# -- the journal ---------------------------------------------------------------------------------
+
+
+def test_commit_writes_changed_files_and_skips_the_rest(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    (bank / "_xref").mkdir(parents=True)
+    (bank / "a.md").write_text("# A\n", encoding="utf-8")
+    changed = txn.commit(
+        bank, {bank / "a.md": "# A\n", bank / "b.md": "# B\n", bank / "_xref" / "n.json": "{}"}
+    )
+    assert changed == ["b.md", "_xref/n.json"]
+    assert not (bank / ".txn").exists()
+    assert txn.commit(bank, {bank / "b.md": "# B\n"}) == []
+    assert txn.commit(bank, {}, [bank / "b.md", bank / "gone.md"]) == ["b.md"]
+    assert not (bank / "b.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("a.md", "", "empty or no heading"),
+        ("a.md", "no heading here\n", "empty or no heading"),
+        ("n.json", "[1]", "not a JSON object"),
+        ("n.json", "{", "not JSON"),
+    ],
+)
+def test_a_file_that_fails_validation_writes_nothing(tmp_path, name, data, message) -> None:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "ok.md").write_text("# old\n", encoding="utf-8")
+    with pytest.raises(CtxwardError, match=message):
+        txn.commit(bank, {bank / "ok.md": "# new\n", bank / name: data})
+    assert (bank / "ok.md").read_text("utf-8") == "# old\n"
+    assert sorted(p.name for p in bank.iterdir()) == ["ok.md"]
+
+
+def test_notes_and_paths_outside_the_bank_are_refused(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    with pytest.raises(ValueError, match="never touched"):
+        txn.commit(bank, {bank / "_notes" / "ADR-1.md": "# ADR\n"})
+    with pytest.raises(ValueError, match="outside the memory bank"):
+        txn.commit(bank, {tmp_path / "x.md": "# X\n"})
+    txn.commit(bank, {bank / "_notes" / "archive" / "2026-01-compressed-entries.md": "# A\n"})
+
+
+def _crash_at(step: str, after: int = 1) -> Callable[[str], None]:
+    seen = itertools.count(1)
+
+    def hook(name: str) -> None:
+        if name == step and next(seen) == after:
+            raise RuntimeError(f"crash at {step}")
+
+    return hook
+
+
+@pytest.fixture
+def fault(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[str], None]], None]:
+    def install(hook: Callable[[str], None]) -> None:
+        monkeypatch.setattr(txn, "FAULT_HOOK", hook)
+
+    return install
+
+
+def test_a_crash_after_the_commit_point_rolls_forward(tmp_path: Path, fault) -> None:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    for name in ("a.md", "b.md"):
+        (bank / name).write_text(f"# old {name}\n", encoding="utf-8")
+    fault(_crash_at("renamed"))
+    with pytest.raises(RuntimeError):
+        txn.commit(bank, {bank / "a.md": "# new a.md\n", bank / "b.md": "# new b.md\n"})
+    on_disk = {n: (bank / n).read_text("utf-8") for n in ("a.md", "b.md")}
+    assert on_disk == {"a.md": "# new a.md\n", "b.md": "# old b.md\n"}  # a mix on disk …
+    seen = txn.logical_files(bank, ["a.md", "b.md"])
+    assert seen == {"a.md": b"# new a.md\n", "b.md": b"# new b.md\n"}  # … never for a reader
+    fault(None)  # type: ignore[arg-type]
+    assert txn.recover(bank) == "rolled forward"
+    assert (bank / "b.md").read_text("utf-8") == "# new b.md\n"
+    assert not (bank / ".txn").exists()
+    assert txn.recover(bank) is None
+
+
+def test_a_crash_before_the_commit_point_rolls_back(tmp_path: Path, fault) -> None:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (bank / "a.md").write_text("# old\n", encoding="utf-8")
+    fault(_crash_at("journal-written"))
+    with pytest.raises(RuntimeError):
+        txn.commit(bank, {bank / "a.md": "# new\n", bank / "b.md": "# b\n"})
+    assert txn.logical_files(bank, ["a.md", "b.md"]) == {"a.md": b"# old\n", "b.md": None}
+    fault(None)  # type: ignore[arg-type]
+    assert txn.recover(bank) == "rolled back"
+    assert sorted(p.name for p in bank.iterdir()) == ["a.md"]
+
+
+# -- SIGKILL at random points of many promotions ---------------------------------------------------
+
+
+def _entry(agent: str, summary: str, phase: str, **extra: str) -> dict[str, object]:
+    return {
+        "agent": agent,
+        "phase": phase,
+        "date": "2026-01-02",
+        "summary": summary,
+        "files_changed": [f"src/{agent}.py"],
+        "status": "complete",
+        **extra,
+    }
+
+
+def _steps(root: Path) -> list[tuple[list[str], str]]:
+    """A sequence of promotions touching every file: 01, 02, ZZ, xref, ids, the C7 archive."""
+    folder = root / "in"
+    folder.mkdir(parents=True, exist_ok=True)
+    (root / ".ctxward").mkdir(exist_ok=True)
+    (root / ".ctxward" / "config.yaml").write_text("bank:\n  total_budget: 14\n", "utf-8")
+    batches = [
+        (
+            "1",
+            [
+                _entry("hermes", "New POST /api/login endpoint; new table sessions in schema", "1"),
+                _entry("demeter", "Renamed helper module", "1"),
+                _entry("prometheus", "Fixed typo in README", "1"),
+            ],
+        ),
+        (
+            "1",
+            [
+                _entry(
+                    "themis",
+                    "Reviewed",
+                    "1",
+                    type="REVIEW",
+                    verdict="APPROVED",
+                    decision="Rotate tokens",
+                )
+            ],
+        ),
+        ("2", [_entry("aphrodite", "Added auth endpoint", "2")]),
+        ("2", [_entry("aphrodite", "New LoginForm component; new table prefs in schema", "2")]),
+        (
+            "3",
+            [_entry(f"agent{i}", f"Fixed typo number {i} in README", "3") for i in range(6)]
+            + [_entry(f"mid{i}", f"Renamed helper module {i}", "3") for i in range(4)],
+        ),
+        ("3", [_entry("hermes", "Implemented the API", "3", type="IMPL")]),
+    ]
+    steps = []
+    for index, (phase, entries) in enumerate(batches):
+        path = folder / f"step{index}.json"
+        path.write_text(json.dumps({"subtask_summary": entries}), encoding="utf-8")
+        steps.append(([str(path)], phase))
+    return steps
+
+
+def _run(root: Path, steps: list[tuple[list[str], str]]) -> None:
+    for paths, phase in steps:
+        promote(Project(root), paths, phase=phase, now=NOW)
+
+
+def _files(bank: Path) -> dict[str, bytes]:
+    if not bank.is_dir():
+        return {}
+    out = {}
+    for path in sorted(bank.rglob("*")):
+        rel = path.relative_to(bank).as_posix()
+        if path.is_file() and not rel.startswith(".txn") and "compress.lock" not in rel:
+            out[rel] = path.read_bytes()
+    return out
+
+
+def _logical(bank: Path) -> dict[str, bytes]:
+    """What a reader sees without recovering: the files, with a committed journal overlaid."""
+    names = set(_files(bank))
+    journal = bank / ".txn" / "journal.json"
+    if journal.is_file():
+        names |= {entry["target"] for entry in json.loads(journal.read_bytes())["writes"]}
+    seen = txn.logical_files(bank, sorted(names))
+    return {name: data for name, data in sorted(seen.items()) if data is not None}
+
+
+def _parses(files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        if name.endswith(".json"):
+            assert isinstance(json.loads(data), dict), name
+        else:
+            assert data.decode("utf-8").startswith("# "), name
+    if active.FILE in files:
+        active.parse(files[active.FILE].decode())
+    if progress.FILE in files:
+        progress.parse(files[progress.FILE].decode())
+    if state.INDEX in files:
+        index = xref.parse_index(files[state.INDEX].decode())
+        xref.parse_ids(files[state.NEXT_ID].decode(), index)
+
+
+def _reference(tmp_path: Path) -> tuple[list[dict[str, bytes]], int, float]:
+    """The states after 0..K promotions, the fault-hook steps of a full run, its duration."""
+    root = tmp_path / "reference"
+    root.mkdir()
+    steps = _steps(root)
+    bank = Project(root).bank_dir
+    states = [{}]
+    counter = itertools.count()
+    txn.FAULT_HOOK = lambda _: next(counter)  # type: ignore[assignment]
+    started = time.perf_counter()
+    try:
+        for paths, phase in steps:
+            promote(Project(root), paths, phase=phase, now=NOW)
+            states.append(_files(bank))
+    finally:
+        txn.FAULT_HOOK = None
+    return states, next(counter), time.perf_counter() - started
+
+
+def _child(root: Path, start: int, kill_at: int | None) -> None:
+    """In a forked child: run the promotions from `start`, SIGKILLing itself at fault step
+    `kill_at` (the parent may SIGKILL it at any time too)."""
+    try:
+        if kill_at is not None:
+            seen = itertools.count(1)
+
+            def hook(_: str) -> None:
+                if next(seen) == kill_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+            txn.FAULT_HOOK = hook
+        _run(root, _steps(root)[start:])
+    except BaseException:  # noqa: BLE001 - reported to the parent through the exit code
+        (root / "child-error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        os._exit(1)
+    os._exit(0)
+
+
+def _crash_many(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
+    states, hook_steps, duration = _reference(tmp_path)
+    assert len({json.dumps(sorted(s)) for s in states}) > 3 and hook_steps > 20
+    root = tmp_path / "trial"
+    root.mkdir()
+    _steps(root)
+    bank = Project(root).bank_dir
+    rng = random.Random(seed)
+    reached = 0
+    outcomes = {"killed": 0, "finished": 0, "rolled forward": 0, "rolled back": 0}
+    for trial in range(kills):
+        if reached == len(states) - 1:  # complete: start over from an empty bank
+            import shutil
+
+            shutil.rmtree(bank)
+            reached = 0
+        by_step = trial % 2 == 0
+        pid = os.fork()
+        if pid == 0:
+            _child(root, reached, rng.randint(1, hook_steps) if by_step else None)
+        if not by_step:
+            time.sleep(rng.uniform(0, duration))
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        assert not (root / "child-error.txt").exists(), (root / "child-error.txt").read_text()
+        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        assert killed or os.WEXITSTATUS(status) == 0
+        outcomes["killed" if killed else "finished"] += 1
+        seen = _logical(bank)  # before any recovery: a reader sees a complete state
+        assert seen in states, f"trial {trial}: a reader saw a mix"
+        with state.session(Project(root)) as opened:  # what every next command does first
+            if opened.recovered:
+                outcomes[opened.recovered] += 1
+        now = _files(bank)
+        assert now == seen and now in states, f"trial {trial}: recovery left a mix"
+        _parses(now)
+        index = states.index(now)
+        assert index >= reached, "a committed promotion was lost"
+        reached = index
+    return outcomes
+
+
+def test_sigkill_at_random_points_leaves_a_before_or_after_state(tmp_path: Path) -> None:
+    outcomes = _crash_many(tmp_path, kills=14, seed=1)
+    assert outcomes["killed"] > 0
+
+
+@pytest.mark.slow
+def test_sigkill_many_times_leaves_a_before_or_after_state(tmp_path: Path) -> None:
+    outcomes = _crash_many(tmp_path, kills=160, seed=20260102)
+    assert outcomes["killed"] >= 100
+    assert outcomes["rolled forward"] > 0 and outcomes["rolled back"] > 0
+
+
+# -- concurrency ----------------------------------------------------------------------------------
+
+
+def test_sixteen_processes_promoting_at_once_lose_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "in").mkdir(parents=True)
+    paths = []
+    for i in range(16):
+        phase = "1" if i % 2 else "2"
+        text = (
+            f"New GET /api/items/{i} endpoint; new table items_{i} in the schema"
+            if i % 4 == 0
+            else f"Renamed helper module {i}"
+        )
+        path = root / "in" / f"e{i}.json"
+        path.write_text(json.dumps({"subtask_summary": _entry(f"agent{i}", text, phase)}), "utf-8")
+        paths.append((str(path), phase))
+    go = root / "go"
+    pids = []
+    for path, phase in paths:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                while not go.exists():
+                    time.sleep(0.001)
+                promote(Project(root), [path], phase=phase, now=NOW)
+            except BaseException:  # noqa: BLE001
+                (root / f"error-{os.getpid()}.txt").write_text(traceback.format_exc(), "utf-8")
+                os._exit(1)
+            os._exit(0)
+        pids.append(pid)
+    go.write_text("go", encoding="utf-8")
+    for pid in pids:
+        _, status = os.waitpid(pid, 0)
+        errors = [p.read_text() for p in root.glob("error-*.txt")]
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, errors
+    bank = Project(root).bank_dir
+    doc = active.parse((bank / active.FILE).read_text("utf-8"))
+    keys = [row.key for row in doc.rows()]
+    assert sorted(keys) == sorted(f"2026-01-02|{p}|agent{i}" for i, (_, p) in enumerate(paths))
+    log = (bank / progress.FILE).read_text("utf-8")
+    for i, (_, phase) in enumerate(paths):
+        assert log.count(f"### 2026-01-02 — Phase {phase}: agent{i}\n") == 1
+    index = xref.parse_index((bank / "_xref" / "index.md").read_text("utf-8"))
+    ids = [e.id for e in index.entities]
+    assert len(ids) == len(set(ids)) == 8  # 4 endpoints + 4 tables, each id once
+    counters = json.loads((bank / "_xref" / "_next_id.json").read_text("utf-8"))["next"]
+    assert counters["E"] == 5 and counters["M"] == 5
+    assert not (bank / ".txn").exists()
+
+
+def test_the_portable_lock_serializes_too(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    counter = tmp_path / "counter"
+    counter.write_text("0", encoding="utf-8")
+    pids = []
+    for _ in range(6):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for _ in range(15):
+                    with txn.bank_lock(bank, portable=True):
+                        value = int(counter.read_text("utf-8"))
+                        time.sleep(0.0005)
+                        counter.write_text(str(value + 1), "utf-8")
+            except BaseException:  # noqa: BLE001
+                os._exit(1)
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert counter.read_text("utf-8") == "90"
+    assert not (bank / ".tmp" / "compress.lock.owner").exists()
+
+
+def test_the_portable_lock_breaks_a_dead_owner(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    owner = bank / ".tmp" / "compress.lock.owner"
+    owner.parent.mkdir(parents=True)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    owner.write_text(str(pid), encoding="utf-8")  # a process that is gone
+    with txn.bank_lock(bank, portable=True, timeout=2):
+        assert owner.read_text("utf-8") == str(os.getpid())
