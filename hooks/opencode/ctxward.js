@@ -20,6 +20,13 @@
 //   is cached until one of the files ctxward names in `watch` changes, so a request costs a few
 //   stat() calls, not a Python start.
 // - event session.compacted: the summary is read back and ctxward writes its survival report.
+// - tool.execute.after (every tool) and event message.part.updated (a tool part that errored):
+//   the drift observer (seed 002). Each call is handed to ctxward without delaying the tool
+//   (not awaited; one session's calls in order); when a stuck pattern starts, ctxward answers
+//   a fact for the model, which goes into the session's next request as a system message
+//   (experimental.chat.system.transform waits for the observations still running).
+//   experimental.text.complete resets the session's count of calls since the last text
+//   (silence drift).
 //
 // Failures: the dispatch guard FAILS CLOSED. If ctxward cannot be started, times out, exits
 // non-zero or answers something unreadable, the task call is blocked and the error says why.
@@ -35,6 +42,8 @@ import { statSync } from "node:fs"
 const COMMAND = process.env.CTXWARD_BIN || "ctxward"
 const TIMEOUT_MS = Number(process.env.CTXWARD_HOOK_TIMEOUT_MS) || 30000
 const SYSTEM_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
+const OBSERVE_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
+const MAX_REMEMBERED = 1024 // failed tool parts remembered, so that each is observed once
 const DISPATCH_TOOLS = new Set(["task"])
 const GUARD_KEYS = new Set(["deny", "args", "note", "notice"])
 const MAX_OUTPUT = 16 * 1024 * 1024
@@ -132,8 +141,13 @@ export default {
     const autoCompacting = new Set() // sessions whose compaction was automatic
     const notes = new Map() // callID -> text for the model, appended to the task's result
     const systemAnswers = new Map() // source -> {system, watch, key}
-    const pending = new Set() // post-compact work still running (awaited on dispose)
+    const pending = new Set() // post-compact work and observations still running (awaited on dispose)
     const logged = new Set()
+    const quiet = new Map() // sessionID -> tool calls since the model's last text part
+    const observing = new Map() // sessionID -> the last observation of the session still running
+    const driftNotes = new Map() // sessionID -> drift facts for the session's next request
+    const compacting = new Set() // sessions between experimental.session.compacting and compacted
+    const failedParts = new Set() // callIDs of errored tool parts already observed
 
     const log = (level, message) => {
       if (logged.has(message)) return // say each distinct problem once per process
@@ -165,6 +179,36 @@ export default {
         // no summary: ctxward says so and writes no report
       }
       return null
+    }
+
+    const track = (work) => {
+      pending.add(work)
+      work.finally(() => pending.delete(work))
+      return work
+    }
+
+    // Hand one tool call to the drift observer, after the session's earlier ones, unawaited.
+    const observe = (event, hook, sessionID, input, plugin) => {
+      if (!sessionID) return
+      const count = (quiet.get(sessionID) ?? 0) + 1
+      quiet.set(sessionID, count)
+      const before = observing.get(sessionID) ?? Promise.resolve()
+      const work = before.then(async () => {
+        const result = await call(event, hook, input, { plugin: { ...plugin, quiet: count } }, OBSERVE_TIMEOUT_MS)
+        if (!result.ok) {
+          log("warn", `ctxward: ${event} (no drift check for this call): ${result.why}`)
+          return
+        }
+        const note = result.answer.note
+        if (typeof note === "string" && note) {
+          driftNotes.set(sessionID, [...(driftNotes.get(sessionID) ?? []), note])
+        }
+        if (typeof result.answer.notice === "string") log("info", result.answer.notice)
+      })
+      observing.set(sessionID, work)
+      track(work).finally(() => {
+        if (observing.get(sessionID) === work) observing.delete(sessionID)
+      })
     }
 
     const afterCompaction = async (event) => {
@@ -201,6 +245,15 @@ export default {
       },
 
       "tool.execute.after": async (input, output) => {
+        const exit = output?.metadata?.exit
+        const failed = typeof exit === "number" && exit !== 0 // the bash tool's exit code
+        observe(
+          failed ? "post-tool-use-failure" : "post-tool-use",
+          "tool.execute.after",
+          input?.sessionID,
+          { tool: input?.tool, sessionID: input?.sessionID, callID: input?.callID, args: input?.args ?? {} },
+          { failed },
+        )
         const note = notes.get(input.callID)
         if (note === undefined) return
         notes.delete(input.callID)
@@ -208,6 +261,7 @@ export default {
       },
 
       "experimental.session.compacting": async (input, output) => {
+        compacting.add(input?.sessionID) // its system transform is the summarizer's: no drift notes
         const result = await call("pre-compact", "experimental.session.compacting", input, {})
         if (!result.ok) {
           log("error", `ctxward: pre-compact (compaction goes on without it): ${result.why}`)
@@ -223,6 +277,15 @@ export default {
       "experimental.chat.system.transform": async (input, output) => {
         const sessionID = input?.sessionID
         if (!sessionID) return // agent generation, not a session's request
+        if (!compacting.has(sessionID)) {
+          const running = observing.get(sessionID)
+          if (running) await running // each observation is bounded by its own timeout
+          const facts = driftNotes.get(sessionID)
+          if (facts?.length) {
+            driftNotes.delete(sessionID)
+            output.system.push(...facts)
+          }
+        }
         const source = compacted.has(sessionID)
           ? "compact"
           : created.has(sessionID)
@@ -249,6 +312,10 @@ export default {
         output.system.push(...answer.system)
       },
 
+      "experimental.text.complete": async (input) => {
+        if (input?.sessionID) quiet.set(input.sessionID, 0) // the model wrote text: not silent
+      },
+
       "experimental.compaction.autocontinue": async (input) => {
         autoCompacting.add(input.sessionID) // fired only after an automatic compaction
       },
@@ -259,11 +326,32 @@ export default {
             created.add(event.properties?.sessionID ?? event.properties?.info?.id)
           } else if (event?.type === "session.compacted") {
             compacted.add(event.properties?.sessionID)
-            const work = afterCompaction(event).catch((error) =>
-              log("warn", `ctxward: post-compact: ${error?.message ?? error}`),
+            compacting.delete(event.properties?.sessionID)
+            track(
+              afterCompaction(event).catch((error) =>
+                log("warn", `ctxward: post-compact: ${error?.message ?? error}`),
+              ),
             )
-            pending.add(work)
-            work.finally(() => pending.delete(work))
+          } else if (event?.type === "message.part.updated") {
+            // A tool that threw never reaches tool.execute.after: its part turns to "error".
+            const part = event.properties?.part
+            if (part?.type !== "tool" || part.state?.status !== "error" || !part.callID) return
+            if (failedParts.has(part.callID)) return
+            if (failedParts.size >= MAX_REMEMBERED) failedParts.clear()
+            failedParts.add(part.callID)
+            const failure = {
+              tool: part.tool,
+              sessionID: part.sessionID,
+              callID: part.callID,
+              state: { status: "error", input: part.state.input ?? {} },
+            }
+            observe(
+              "post-tool-use-failure",
+              "event",
+              part.sessionID,
+              { event: { type: event.type, properties: { part: failure } } },
+              {},
+            )
           }
         } catch (error) {
           log("warn", `ctxward: event ${event?.type}: ${error?.message ?? error}`)

@@ -244,6 +244,16 @@ def _from_header(staged: compress.Staged, text: str, tables: Tables, label: str)
     return compress.Entry(compress.structural(fields, tables), text, True, label)
 
 
+def _score(
+    entry: compress.Entry, tables: Tables, sender: str | None, receiver: str | None
+) -> compress.Result:
+    """`compress.compress_entry` without its rendering: L2 renders in the mode the budget picks."""
+    sender, receiver = compress.agents_for(entry.fields, sender, receiver)
+    score = scoring.score_entry(entry.fields, tables, sender=sender, receiver=receiver)
+    check = scoring.preflight(entry.fields) if entry.structured else scoring.Preflight(True)
+    return compress.Result(entry, sender, receiver, check, score, "")
+
+
 def _collect_one(
     project: Project,
     source: Source,
@@ -288,9 +298,7 @@ def _collect_one(
                 out.other_phases += 1
             out.kept.add(source.label)
             continue
-        result = compress.compress_entry(
-            entry, tables, sender=sender, receiver=receiver or staged_to
-        )
+        result = _score(entry, tables, sender, receiver or staged_to)
         agent = result.agent
         if not result.compressed:
             status = scoring.status_of(fields)

@@ -63,10 +63,7 @@ def render(
     allocated = sum(p.allocated for p in phases)
     used = sum(p.used for p in phases)
     unused = max(allocated * 2 - used, 0)
-    senders: list[str] = []
-    for row in rows:
-        if row.agent and row.agent not in senders:
-            senders.append(row.agent)
+    senders = list(dict.fromkeys(row.agent for row in rows if row.agent))
     return render_template(
         "bank/zz_context.md.j2",
         phase=gate,
