@@ -948,18 +948,39 @@ def _iso(stamp: object) -> str | None:
 # --- telling the model (imports Jinja2: only when something fired) ----------------------------
 
 
+_LABEL_KEYS = frozenset(
+    {
+        "file_path",
+        "notebook_path",
+        "filePath",
+        "path",
+        "command",
+        "url",
+        "query",
+        "pattern",
+        "subagent_type",
+        "skill",
+    }
+)
+
+
 def describe(tool: str, tool_input: object, root: str = "") -> str:
     """What a call is about (the command, file or pattern), one line, scrubbed of secrets."""
     from ctxward.scrub import scrub
     from ctxward.transcript import tool_key
 
     params = tool_input if isinstance(tool_input, dict) else {}
-    label = tool_key(tool, params, root)
+    # Scrubbed before tool_key shortens them: a secret cut in half would no longer be found.
+    clean = {
+        key: scrub(value)[0] if isinstance(value, str) else value
+        for key, value in params.items()
+        if key in _LABEL_KEYS
+    }
+    label = tool_key(tool, clean, root)
     if not label:
-        value = params.get("filePath")
+        value = clean.get("filePath")
         label = value if isinstance(value, str) else ""
-    text, _ = scrub(label)
-    return text
+    return label
 
 
 def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[str, Any]) -> str:

@@ -12,7 +12,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,7 +37,8 @@ def atomic_write(
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_tmp(path.parent)
-    tmp = path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    # os.urandom, not secrets: the name only has to be unique, and secrets costs an import.
+    tmp = path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
     try:
         with open(tmp, "xb") as handle:
             handle.write(payload)

@@ -7,6 +7,8 @@ for one compaction: distilling is idempotent and rewrites nothing that is alread
 
 from __future__ import annotations
 
+import os
+
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 from ctxward.invariants import distill, load_plans
 
@@ -33,6 +35,8 @@ def _session_summary(event: HookEvent) -> None:
     Silent and idempotent like the handoff; SessionStart reads it back as the recovery text. A
     failure is logged to .ctxward/log/ and changes nothing else.
     """
+    if not os.path.isfile(event.text("transcript_path")):
+        return  # nothing to summarize (and sessions.py is not worth importing for nothing)
     try:
         from ctxward.sessions import write_from_hook
 
@@ -52,6 +56,8 @@ def _handoff(event: HookEvent) -> None:
     Silent (stdout here is the summarizer's prompt); idempotent, as PreCompact may fire several
     times; a failure is logged to .ctxward/log/ and changes nothing else.
     """
+    if not (event.project.bank_dir / ".tmp").is_dir():
+        return  # nothing staged: session_handoff's own first check, without its imports
     try:
         from ctxward.compress import session_handoff
 
