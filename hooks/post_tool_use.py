@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""PostToolUse hook. Logic: lib/ctxward/events/post_tool_use.py."""
+"""PostToolUse hook (the drift observer). Logic: lib/ctxward/events/post_tool_use.py."""
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
+# os.path, not pathlib: this runs after every tool call (as hooks/pre_tool_use.py does).
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "lib")
+)
 
 from ctxward.hookio import run_script
 

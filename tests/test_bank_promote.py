@@ -389,3 +389,37 @@ def test_entries_of_another_phase_are_refused_by_an_explicit_gate(write, project
     assert [s.reason for s in result.skipped] == ["phase 4, not 2"]
     sub = promote(Project(project), [write("q.json", entry("hermes", HIGH, phase="2b"))], phase="2")
     assert [p.key for p in sub.promoted] == ["2026-01-02|2b|hermes"]
+
+
+def test_a_completed_plan_gets_one_row_in_plans(write, project) -> None:
+    bank = Project(project)
+    done = entry("zeus", "Auth JWT plan", type="PLAN", feature="auth-jwt")
+    active_plan = entry("zeus", "Billing plan", phase="1", type="PLAN", status="active")
+    for _ in range(2):
+        result = promote(bank, [write("PLAN.json", done, active_plan)], phase="1", now=NOW)
+    assert [s.reason for s in result.skipped] == [
+        "the active plan is archived only at feature completion"
+    ]
+    text = (bank.bank_dir / active.FILE).read_text("utf-8")
+    assert text.count("| 2026-01-02 | auth-jwt | in/PLAN.json | complete |") == 1
+    assert "## Plans\n\n| Date | Feature | Plan | Status |\n|---|---|---|---|\n" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("_xref/_next_id.json", b"{not json", "_next_id.json: not valid JSON"),
+        ("01-active-context.md", b"# Active\n\xff\n", "01-active-context.md: not UTF-8"),
+    ],
+)
+def test_a_damaged_bank_file_is_one_line_not_a_traceback(
+    write, invoke, project, name, data, message
+) -> None:
+    path = project / ".ctxward" / "memory-bank" / name
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    result = invoke("bank", "promote", write("p.json", entry("hermes", HIGH)), "--phase", "1")
+    assert result.exit_code in (1, 2)
+    assert result.stderr.startswith("ctxward: error: ") and message in result.stderr
+    assert "Traceback" not in result.output and result.stderr.count("\n") == 1
+    assert path.read_bytes() == data

@@ -222,23 +222,29 @@ def _parses(files: dict[str, bytes]) -> None:
         xref.parse_ids(files[state.NEXT_ID].decode(), index)
 
 
-def _reference(tmp_path: Path) -> tuple[list[dict[str, bytes]], int, float]:
-    """The states after 0..K promotions, the fault-hook steps of a full run, its duration."""
+def _reference(tmp_path: Path) -> tuple[list[dict[str, bytes]], list[int], float]:
+    """The states after 0..K promotions, the fault-hook steps left from each, the duration."""
     root = tmp_path / "reference"
     root.mkdir()
     steps = _steps(root)
     bank = Project(root).bank_dir
-    states = [{}]
-    counter = itertools.count()
-    txn.FAULT_HOOK = lambda _: next(counter)  # type: ignore[assignment]
+    states: list[dict[str, bytes]] = [{}]
+    calls = [0]
+    done = [0]
+
+    def count(_: str) -> None:
+        calls[0] += 1
+
+    txn.FAULT_HOOK = count
     started = time.perf_counter()
     try:
         for paths, phase in steps:
             promote(Project(root), paths, phase=phase, now=NOW)
             states.append(_files(bank))
+            done.append(calls[0])
     finally:
         txn.FAULT_HOOK = None
-    return states, next(counter), time.perf_counter() - started
+    return states, [calls[0] - before for before in done], time.perf_counter() - started
 
 
 def _child(root: Path, start: int, kill_at: int | None) -> None:
@@ -261,8 +267,8 @@ def _child(root: Path, start: int, kill_at: int | None) -> None:
 
 
 def _crash_many(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
-    states, hook_steps, duration = _reference(tmp_path)
-    assert len({json.dumps(sorted(s)) for s in states}) > 3 and hook_steps > 20
+    states, steps_left, duration = _reference(tmp_path)
+    assert len({json.dumps(sorted(s)) for s in states}) > 3 and steps_left[0] > 20
     root = tmp_path / "trial"
     root.mkdir()
     _steps(root)
@@ -279,9 +285,10 @@ def _crash_many(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
         by_step = trial % 2 == 0
         pid = os.fork()
         if pid == 0:
-            _child(root, reached, rng.randint(1, hook_steps) if by_step else None)
-        if not by_step:
-            time.sleep(rng.uniform(0, duration))
+            _child(root, reached, rng.randint(1, steps_left[reached]) if by_step else None)
+        if not by_step:  # a SIGKILL from outside, at a random time within what is left to run
+            left = (len(states) - 1 - reached) / (len(states) - 1)
+            time.sleep(rng.uniform(0, duration * left))
             os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         assert not (root / "child-error.txt").exists(), (root / "child-error.txt").read_text()
@@ -303,14 +310,14 @@ def _crash_many(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
 
 
 def test_sigkill_at_random_points_leaves_a_before_or_after_state(tmp_path: Path) -> None:
-    outcomes = _crash_many(tmp_path, kills=14, seed=1)
+    outcomes = _crash_many(tmp_path, kills=40, seed=1)
     assert outcomes["killed"] > 0
 
 
 @pytest.mark.slow
 def test_sigkill_many_times_leaves_a_before_or_after_state(tmp_path: Path) -> None:
-    outcomes = _crash_many(tmp_path, kills=160, seed=20260102)
-    assert outcomes["killed"] >= 100
+    outcomes = _crash_many(tmp_path, kills=200, seed=20260102)
+    assert outcomes["killed"] >= 120
     assert outcomes["rolled forward"] > 0 and outcomes["rolled back"] > 0
 
 

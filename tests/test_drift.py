@@ -51,7 +51,9 @@ def test_arguments_are_normalised_before_hashing():
     assert a[drift.ARGS] == call("Bash", command="npm test")[drift.ARGS]
     assert a[drift.ARGS] != b[drift.ARGS]  # a new key is a new call
     assert a[drift.ARGS] != c[drift.ARGS]
-    assert drift.args_digest({"b": 1, "a": [1, "x  y"]}) == drift.args_digest({"a": [1, "x y"], "b": 1})
+    assert drift.args_digest({"b": 1, "a": [1, "x  y"]}) == drift.args_digest(
+        {"a": [1, "x y"], "b": 1}
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,8 +61,20 @@ def test_arguments_are_normalised_before_hashing():
     [
         ("Read", {"file_path": f"{ROOT}/src/a.py"}, "search", "src/a.py", "Read:src/a.py"),
         ("Edit", {"file_path": f"{ROOT}/src/a.py"}, "write", "src/a.py", "Edit:src/a.py"),
-        ("Write", {"file_path": "/elsewhere/b.py"}, "write", "/elsewhere/b.py", "Write:/elsewhere/b.py"),
-        ("NotebookEdit", {"notebook_path": f"{ROOT}/n.ipynb"}, "write", "n.ipynb", "NotebookEdit:n.ipynb"),
+        (
+            "Write",
+            {"file_path": "/elsewhere/b.py"},
+            "write",
+            "/elsewhere/b.py",
+            "Write:/elsewhere/b.py",
+        ),
+        (
+            "NotebookEdit",
+            {"notebook_path": f"{ROOT}/n.ipynb"},
+            "write",
+            "n.ipynb",
+            "NotebookEdit:n.ipynb",
+        ),
         ("edit", {"filePath": f"{ROOT}/x.ts"}, "write", "x.ts", "edit:x.ts"),
         ("Grep", {"pattern": "foo", "path": "src"}, "search", "", "Grep:"),
         ("Glob", {"pattern": "**/*.py"}, "search", "", "Glob:"),
@@ -273,12 +287,18 @@ def test_default_limits_are_the_seeds_table():
     [
         ([1], "x: expected a mapping, got list"),
         ({"loops": {}}, "x: unknown key 'loops'"),
-        ({"repetition": {"times": 3}}, "x.repetition.times: unknown key (known: count, enabled, window)"),
+        (
+            {"repetition": {"times": 3}},
+            "x.repetition.times: unknown key (known: count, enabled, window)",
+        ),
         ({"repetition": {"count": "3"}}, "x.repetition.count: expected a whole number, got '3'"),
         ({"repetition": {"count": True}}, "x.repetition.count: expected a whole number"),
         ({"failure_spiral": {"count": 1}}, "x.failure_spiral.count: 1 is outside 2..1000"),
         ({"repetition": {"window": 500}}, "x.repetition.window: 500 is outside 2..50"),
-        ({"repetition": {"count": 5, "window": 4}}, "x.repetition: count 5 is larger than its window 4"),
+        (
+            {"repetition": {"count": 5, "window": 4}},
+            "x.repetition: count 5 is larger than its window 4",
+        ),
         ({"enabled": "yes"}, "x.enabled: expected true or false, got 'yes'"),
         ({"silence": []}, "x.silence: expected a mapping, got list"),
     ],
@@ -418,7 +438,7 @@ def test_the_config_is_read_again_when_it_changes(project):
     assert drift.record(project, "PostToolUse", payload(3)) == []
     assert len([line for line in log_lines(project) if "tool" in line]) == 2  # off: not logged
     config.write_text("drift: {repetition: {count: 0}}\n", encoding="utf-8")
-    with pytest.raises(BadInput, match="drift.repetition.count: 0 is outside"):
+    with pytest.raises(BadInput, match=r"drift\.repetition\.count: 0 is outside"):
         drift.record(project, "PostToolUse", payload(4))
 
 
@@ -499,3 +519,18 @@ def test_os_environment_is_not_required(project, monkeypatch):
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.chdir(project)
     assert drift.observed_quietly(payload(1), os.environ) is True
+
+
+@pytest.mark.parametrize(
+    "session_id", ["abc-DEF_123", "", "a/b", "..", "x" * 128, "x" * 129, "é", "a b", "\x00"]
+)
+def test_session_file_names_follow_the_pending_scheme(session_id):
+    from ctxward.pending import safe_id
+
+    assert drift.safe_id(session_id) == safe_id(session_id)
+
+
+def test_the_invariants_file_name_is_the_one_activation_writes():
+    from ctxward.invariants import INVARIANTS_FILE
+
+    assert drift.INVARIANTS_FILE == INVARIANTS_FILE

@@ -218,11 +218,12 @@ def _flag(value: object, where: str) -> bool:
 
 def window_size(limits: Mapping[str, Any]) -> int:
     """How many calls the window keeps: the longest look-back any signature needs."""
-    return max(
+    size: int = max(
         limits["repetition"]["window"],
         limits["rework_churn"]["window"],
         limits["tool_cycling"]["calls"],
     )
+    return size
 
 
 # --- what one call is reduced to -------------------------------------------------------------
@@ -265,7 +266,8 @@ def args_digest(tool_input: object) -> str:
         ensure_ascii=False,
         default=str,
     )
-    return _blake2b(normal.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    digest: str = _blake2b(normal.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return digest
 
 
 def _blake2b(data: bytes, digest_size: int) -> Any:
@@ -330,7 +332,7 @@ class Tracker:
     length of the session.
     """
 
-    __slots__ = ("limits", "n", "window", "fails", "searches", "quiet", "active", "pending", "ids")
+    __slots__ = ("active", "fails", "ids", "limits", "n", "pending", "quiet", "searches", "window")
 
     def __init__(self, limits: Mapping[str, Any] | None = None) -> None:
         self.limits: Mapping[str, Any] = limits if limits is not None else default_limits()
@@ -398,11 +400,9 @@ class Tracker:
         if "tool_cycling" in on:
             calls = limits["tool_cycling"]["calls"]
             keys = [call[KEY] for call in window[-calls:]]
-            if len(keys) == calls and keys[0] != keys[1]:
-                if keys[0::2] == [keys[0]] * len(keys[0::2]) and keys[1::2] == [keys[1]] * len(
-                    keys[1::2]
-                ):
-                    found["tool_cycling"] = {"a": keys[0], "b": keys[1], "calls": calls}
+            a, b = (keys[0], keys[1]) if len(keys) == calls else ("", "")
+            if a != b and keys[0::2].count(a) + keys[1::2].count(b) == calls:
+                found["tool_cycling"] = {"a": a, "b": b, "calls": calls}
         if "rework_churn" in on:
             evidence = self._churn(limits["rework_churn"])
             if evidence is not None:
@@ -647,8 +647,6 @@ class _Session:
     """
 
     def __init__(self, root: str, folder: str, session_id: str) -> None:
-        from ctxward.pending import safe_id
-
         name = safe_id(session_id)
         self.root = root
         self.folder = folder
@@ -761,6 +759,19 @@ class _Session:
         return tracker
 
 
+_SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def safe_id(session_id: str) -> str:
+    """`pending.safe_id` (the file-name scheme of every per-session file) without its imports:
+    the id when it is 1-128 of [A-Za-z0-9_-], else `id-` and 16 hex digits of its sha256."""
+    if 0 < len(session_id) <= 128 and _SAFE_CHARS.issuperset(session_id):
+        return session_id
+    import hashlib
+
+    return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 def _load_limits(root: str) -> dict[str, Any]:
     """The `drift:` section of the project's config (YAML: only when the file changed)."""
     from pathlib import Path
@@ -805,8 +816,6 @@ def sessions_folder(project: Project) -> Path:
 
 
 def log_path(project: Project, session_id: str) -> Path:
-    from ctxward.pending import safe_id
-
     return sessions_folder(project) / f"{safe_id(session_id)}{LOG_SUFFIX}"
 
 
@@ -893,6 +902,7 @@ def analyze_transcript(
         if message is None or record.is_sidechain or record.is_api_error:
             continue
         session = session or record.session_id
+        root = record.cwd or root  # file paths are shown relative to the session's folder
         if record.type == "assistant":
             if message.text.strip():
                 tracker.text()
@@ -917,7 +927,7 @@ def analyze_transcript(
                         "time": record.timestamp or None,
                         "evidence": _public(report["evidence"]),
                         "label": describe(tool, params, root)
-                        if report["evidence"].get("id") == result.tool_use_id
+                        if report["evidence"].get("id") in (None, result.tool_use_id)
                         else "",
                     }
                 )
@@ -948,6 +958,8 @@ def _iso(stamp: object) -> str | None:
 # --- telling the model (imports Jinja2: only when something fired) ----------------------------
 
 
+# invariants.INVARIANTS_FILE, without importing that module (YAML, ~10 ms) to render a fact.
+INVARIANTS_FILE = "invariants.md"
 _LABEL_KEYS = frozenset(
     {
         "file_path",
@@ -1007,8 +1019,6 @@ def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[
 
 def _plan_files(project: Project, limit: int = 3) -> list[str]:
     """The active plans' invariants files (relative), at most `limit`, by name."""
-    from ctxward.invariants import INVARIANTS_FILE
-
     folder = project.plans_dir
     if not folder.is_dir():
         return []

@@ -14,6 +14,10 @@ The reply is chosen from the conversation, first rule that matches wins:
 ``subagent``
     The first user message contains ``E2E_SUBAGENT_TASK``, which every prompt this mock
     dispatches starts with: a sub-agent's own request. Reply ``DONE``.
+``repeat_bash``
+    The first user message contains ``E2E_REPEAT_BASH=<n>`` and the conversation has fewer than
+    n ``Bash`` tool_use blocks so far: reply with the same ``Bash`` call again (REPEAT_COMMAND,
+    which fails), a stuck model's loop. Once n calls were made the next rule answers.
 ``after_tool_result``
     The last user message carries a ``tool_result``. Reply with a text that quotes it.
 ``dispatch``
@@ -47,6 +51,9 @@ SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH_BYTES = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
 PASTE_SHAPE = "E2E_DISPATCH_SHAPE=paste"
+REPEAT_BASH = re.compile(r"E2E_REPEAT_BASH=(\d+)")
+# Fails (exit 2, file not found) and is a read-only command Claude Code runs without asking.
+REPEAT_COMMAND = "ls missing-ctxward-e2e"
 DEFAULT_INPUT_TOKENS = 1000
 
 
@@ -107,6 +114,14 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         return Reply("compact_summary", _text(reply), DEFAULT_INPUT_TOKENS)
     if SUBAGENT_MARKER in first:
         return Reply("subagent", _text("DONE"), tokens)
+    if (repeat := REPEAT_BASH.search(first)) and _bash_calls(body) < int(repeat.group(1)):
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_mock{next(ids):06d}",
+            "name": "Bash",
+            "input": {"command": REPEAT_COMMAND, "description": "List the e2e folder"},
+        }
+        return Reply("repeat_bash", [call], tokens)
     if results := _tool_results(last):
         result = results[-1]
         quoted = _result_text(result)[:500]
@@ -130,6 +145,18 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         }
         return Reply("dispatch", [call], tokens)
     return Reply("text", _text(f"MOCK_REPLY to: {prompt[:200]!r}"), tokens)
+
+
+def _bash_calls(body: dict[str, Any]) -> int:
+    """How many Bash tool_use blocks the assistant turns of this conversation hold."""
+    count = 0
+    for message in body.get("messages", []):
+        content = message.get("content") if message.get("role") == "assistant" else None
+        if isinstance(content, list):
+            count += sum(
+                1 for b in content if b.get("type") == "tool_use" and b.get("name") == "Bash"
+            )
+    return count
 
 
 def dispatch_prompt(size: int, *, paste: bool) -> str:

@@ -257,7 +257,7 @@ def _tool_result(
     quiet = plugin.get("quiet")
     if quiet is not None and (isinstance(quiet, bool) or not isinstance(quiet, int) or quiet < 0):
         raise HookInputError(f"{key}: plugin field 'quiet' is not a count: {quiet!r}")
-    fields = {
+    fields: dict[str, Any] = {
         "session_id": _text(source, "sessionID", key, required=False),
         "tool_name": _text(source, "tool", key),
         "tool_input": dict(args),

@@ -460,3 +460,130 @@ def test_round_trip_through_the_real_ctxward(drive, scratch):
     (report,) = (scratch / ".ctxward" / "compactions").glob("*.json")
     survived = json.loads(report.read_text())["survived"]
     assert [entry["rule"] for entry in survived] == [rules[0]]
+
+
+# --- the drift observer (tool.execute.after, errored tool parts, text) --------------------------
+
+
+def tool_after(tool: str = "bash", call: str = "call_1", exit: int | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {} if exit is None else {"exit": exit}
+    return {
+        "hook": "tool.execute.after",
+        "input": {"tool": tool, "sessionID": "ses_p", "callID": call, "args": {"command": "x"}},
+        "output": {"title": "t", "output": "out", "metadata": metadata},
+    }
+
+
+def part_updated(call: str = "call_9", status: str = "error", kind: str = "tool") -> dict[str, Any]:
+    part = {
+        "id": "prt_1",
+        "sessionID": "ses_p",
+        "messageID": "msg_1",
+        "type": kind,
+        "callID": call,
+        "tool": "read",
+        "state": {"status": status, "input": {"filePath": "/p/a.ts"}, "error": "ENOENT: long text"},
+    }
+    return {
+        "hook": "event",
+        "input": {"event": {"type": "message.part.updated", "properties": {"part": part}}},
+    }
+
+
+def text_done() -> dict[str, Any]:
+    return {
+        "hook": "experimental.text.complete",
+        "input": {"sessionID": "ses_p", "messageID": "msg_2", "partID": "prt_2"},
+        "output": {"text": "I will try another way."},
+    }
+
+
+def test_every_tool_result_goes_to_the_drift_observer(drive, fake, scratch):
+    result = drive(tool_after("read", "call_1"), tool_after("bash", "call_2", exit=1))
+
+    (ok,) = fake.calls("post-tool-use")
+    assert ok["argv"] == ["hook", "post-tool-use", "--host", "opencode"]
+    assert ok["stdin"] == {
+        "hook": "tool.execute.after",
+        "input": {
+            "tool": "read",
+            "sessionID": "ses_p",
+            "callID": "call_1",
+            "args": {"command": "x"},
+        },
+        "directory": str(scratch),
+        "worktree": str(scratch),
+        "plugin": {"failed": False, "quiet": 1},
+    }
+    (failed,) = fake.calls("post-tool-use-failure")
+    assert failed["stdin"]["plugin"] == {"failed": True, "quiet": 2}
+    assert [r["output"]["output"] for r in result["results"]] == ["out", "out"]  # untouched
+
+
+def test_an_errored_tool_part_is_observed_once_as_a_failure(drive, fake):
+    drive(
+        part_updated("call_9"),
+        part_updated("call_9"),  # OpenCode may publish the same part again
+        part_updated("call_8", status="completed"),
+        part_updated("call_7", kind="text"),
+    )
+
+    (call,) = fake.calls("post-tool-use-failure")
+    assert call["stdin"]["hook"] == "event"
+    assert call["stdin"]["input"] == {
+        "event": {
+            "type": "message.part.updated",
+            "properties": {
+                "part": {
+                    "tool": "read",
+                    "sessionID": "ses_p",
+                    "callID": "call_9",
+                    "state": {"status": "error", "input": {"filePath": "/p/a.ts"}},
+                }
+            },
+        }
+    }
+    assert fake.calls("post-tool-use") == []
+
+
+def test_text_from_the_model_resets_the_silence_count(drive, fake):
+    drive(tool_after(call="c1"), tool_after(call="c2"), text_done(), tool_after(call="c3"))
+
+    assert [c["stdin"]["plugin"]["quiet"] for c in fake.calls("post-tool-use")] == [1, 2, 1]
+
+
+def test_a_drift_fact_goes_into_the_next_request_once(drive, fake):
+    fake.answer(**{"post-tool-use": {"stdout": json.dumps({"note": "DRIFT FACT"}), "sleep": 0.5}})
+
+    result = drive(tool_after(), system(), system())
+
+    outputs = [r["output"] for r in result["results"]]
+    assert outputs[0]["output"] == "out"  # the tool's own result is left alone
+    assert outputs[1]["system"] == ["You are opencode", "DRIFT FACT"]  # waited for the observer
+    assert outputs[2]["system"] == ["You are opencode"]
+
+
+def test_no_drift_fact_in_the_summarizers_request(drive, fake):
+    fake.answer(**{"post-tool-use": {"stdout": json.dumps({"note": "DRIFT FACT"})}})
+
+    result = drive(tool_after(), compacting(), system(), event("session.compacted"), system())
+
+    systems = [r["output"].get("system") for r in result["results"]]
+    assert systems[2] == ["You are opencode"]
+    assert systems[4] == ["You are opencode", "DRIFT FACT"]
+
+
+def test_the_drift_observer_fails_open(drive, fake):
+    fake.answer(**{"post-tool-use": {"exit": 1, "stderr": "ctxward: PostToolUse: boom\n"}})
+
+    result = drive(tool_after(call="c1"), tool_after(call="c2"), system())
+
+    assert [r["error"] for r in result["results"]] == [None, None, None]
+    assert result["logs"] == [
+        {
+            "level": "warn",
+            "service": "ctxward",
+            "message": "ctxward: post-tool-use (no drift check for this call): "
+            "ctxward: PostToolUse: boom",
+        }
+    ]
