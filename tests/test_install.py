@@ -361,6 +361,18 @@ def test_events_the_claude_code_version_does_not_know_are_left_out(project):
     assert ("PostCompact", "removed") in [(c.event, c.action) for c in downgrade.changes]
 
 
+def test_post_tool_use_failure_needs_2_0_56(project):
+    path = settings_file(project)
+    older = ClaudeVersion((2, 0, 55), "override")
+    result = run(project, version=older)
+    hooks = json.loads(path.read_text(encoding="utf-8"))["hooks"]
+    assert "PostToolUse" in hooks and "PostToolUseFailure" not in hooks
+    skipped = [(c.event, c.reason) for c in result.changes if c.action == "skipped"]
+    assert ("PostToolUseFailure", "needs Claude Code >= 2.0.56") in skipped
+    run(project, version=ClaudeVersion((2, 0, 56), "override"))
+    assert "PostToolUseFailure" in json.loads(path.read_text(encoding="utf-8"))["hooks"]
+
+
 def test_when_every_event_is_left_out_nothing_is_added(project, monkeypatch):
     wiring = {"PostCompact": install.canonical_wiring()["PostCompact"]}
     monkeypatch.setattr(install, "canonical_wiring", lambda: wiring)

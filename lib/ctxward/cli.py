@@ -211,7 +211,9 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         echo_json(settings.as_dict())
     else:
-        click.echo(render("cli/config_show.txt.j2", config=settings.as_dict()), nl=False)
+        shown = settings.as_dict()
+        source = shown.pop("source")
+        click.echo(render("cli/config_show.txt.j2", config=shown, source=source), nl=False)
 
 
 @cli.command()
