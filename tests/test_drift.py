@@ -534,3 +534,12 @@ def test_the_invariants_file_name_is_the_one_activation_writes():
     from ctxward.invariants import INVARIANTS_FILE
 
     assert drift.INVARIANTS_FILE == INVARIANTS_FILE
+
+
+def test_a_sub_agents_calls_have_their_own_window(project):
+    for n in range(2):
+        drift.record(project, "PostToolUse", payload(n))
+    inside = [{**payload(10 + n), "agent_id": "a85995de1c25d0350"} for n in range(2)]
+    assert [drift.record(project, "PostToolUse", data) for data in inside] == [[], []]
+    names = sorted(p.name for p in (project / ".ctxward" / "sessions").glob("*.tools.jsonl"))
+    assert names == ["s-1-agent-a85995de1c25d0350.tools.jsonl", "s-1.tools.jsonl"]

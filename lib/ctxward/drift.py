@@ -31,19 +31,23 @@ silence               N tool calls since the model last wrote text, where the ho
 What a call is reduced to (`entry`): the tool name, a 64-bit BLAKE2b digest of its normalised
 arguments (keys sorted, `description` dropped, short strings with whitespace runs folded), the
 target file of file tools (relative to the project), success or failure, search/write class,
-and the host's call id. No argument text is written to disk except that file path; the
-sentence for the model names the repeated call from the payload at hand, scrubbed.
+and the host's call id. No argument text is written to disk but that file path and the name of
+a shell command's program; the sentence for the model names the repeated call from the payload
+at hand, scrubbed.
 
-State on disk, per session (`.ctxward/sessions/<session id>...`, ids as `pending.safe_id`):
+State on disk, per session (`.ctxward/sessions/<session id>...`, ids as `pending.safe_id`:
+`safe_id`):
 
-- `<id>.tools.jsonl`: the observer's log, append-only. One line per call
-  (`{"n", "t", "tool", "args", "file"?, "ok", "kind"?, "id"?}`), one per signature that started
-  to hold (`{"n", "t", "drift", "evidence"}`). Opened with O_APPEND, each call's lines written
-  with ONE write() while holding an exclusive flock on that same file: on POSIX an O_APPEND
-  write moves to the end and writes as one step, and lines this small (a few hundred bytes) are
-  never interleaved with another writer's; the lock also orders concurrent hooks of one session.
-  A reader (`ctxward drift`) needs no lock: it may see a last line still missing, never half a
-  line of another call. The log is the history; the per-call work never reads it.
+- `<id>.tools.jsonl`: the observer's log, append-only. One line per call (`{"n", "t", "tool",
+  "args", "file"?, "ok", "kind"?, "key"?, "id"?}`), one per signature that started to hold
+  (`{"n", "t", "drift", "evidence"}`). A sub-agent's calls (their payloads carry the parent's
+  session id and their own `agent_id`) have their own files, `<id>-agent-<agent id>...`.
+  Opened with O_APPEND, each call's lines written with ONE write() while holding an exclusive
+  flock on that same file: on POSIX an O_APPEND write moves to the end and writes as one step,
+  and lines this small (a few hundred bytes) are never interleaved with another writer's; the
+  lock also orders concurrent hooks of one session. A reader (`ctxward drift`) needs no lock: it
+  may see a last line still missing, never half a line of another call. The log is the history;
+  the per-call work never reads it.
 - `<id>.drift.json`: the window and counters (`Tracker`), a few KB at most whatever the length of
   the session, read and rewritten whole on every call under the same lock: written to a
   temporary file and renamed over (atomic), not fsynced. The file is a cache of the log's tail:
@@ -592,7 +596,9 @@ def _observe(root: str, event: str, data: Mapping[str, Any], *, take: bool) -> l
     quiet = quiet if isinstance(quiet, int) and not isinstance(quiet, bool) and quiet >= 0 else None
     folder = os.path.join(root, ".ctxward", SESSIONS_DIRNAME)
     here = _fingerprint(data) if take else None
-    with _Session(root, folder, session_id or "") as session:
+    agent = data.get("agent_id")  # inside a sub-agent: its own window, not the parent's
+    key = f"{session_id or ''}-agent-{agent}" if isinstance(agent, str) and agent else session_id
+    with _Session(root, folder, key or "") as session:
         tracker = session.tracker
         if tracker is None:
             return []
@@ -616,7 +622,7 @@ def _observe(root: str, event: str, data: Mapping[str, Any], *, take: bool) -> l
             session.lines.append(line)
             for report in started:
                 session.lines.append(
-                    {"n": tracker.n, "t": now, "drift": report["signature"], **_logged(report)}
+                    {"n": tracker.n, "t": now, "drift": report["signature"], **_evidence(report)}
                 )
                 tracker.pending = [
                     p for p in tracker.pending if p.get("signature") != report["signature"]
@@ -631,7 +637,7 @@ def _observe(root: str, event: str, data: Mapping[str, Any], *, take: bool) -> l
         return waiting
 
 
-def _logged(report: Mapping[str, Any]) -> dict[str, Any]:
+def _evidence(report: Mapping[str, Any]) -> dict[str, Any]:
     return {"evidence": report["evidence"]}
 
 
@@ -996,8 +1002,10 @@ def describe(tool: str, tool_input: object, root: str = "") -> str:
 
 
 def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[str, Any]) -> str:
-    """The additionalContext for `reports`: one factual sentence per signature (template)."""
+    """The additionalContext for `reports`: one factual sentence per signature (template),
+    scrubbed of secrets as a whole (the quoted call is scrubbed before it is shortened, too)."""
     from ctxward.render import render
+    from ctxward.scrub import scrub
 
     root = str(project.root)
     current = data.get("tool_use_id")
@@ -1014,7 +1022,8 @@ def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[
                 "label": label if same_call or not evidence.get("id") else "",
             }
         )
-    return render("drift/context.md.j2", reports=items, plans=_plan_files(project)).strip()
+    text = render("drift/context.md.j2", reports=items, plans=_plan_files(project)).strip()
+    return scrub(text)[0]
 
 
 def _plan_files(project: Project, limit: int = 3) -> list[str]:
