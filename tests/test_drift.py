@@ -16,7 +16,7 @@ from ctxward.config import load
 from ctxward.errors import BadInput
 from ctxward.project import Project
 
-ROOT = "/work/proj"
+ROOT = "/srv/proj"  # a made-up project root
 
 
 def call(tool: str = "Bash", ok: bool = True, call_id: str = "", **tool_input: Any) -> list[Any]:
