@@ -27,7 +27,9 @@ def invoke(project):
 
 
 def all_commands(group: click.Group, path: tuple[str, ...] = ()):
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):  # lazy commands too
+        command = group.get_command(context, name)
         yield (*path, name)
         if isinstance(command, click.Group):
             yield from all_commands(command, (*path, name))
@@ -414,3 +416,18 @@ def test_demo_keep_refuses_a_folder_with_files(tmp_path):
     assert result.exit_code == 1
     assert "not empty" in result.stderr
     assert sorted(p.name for p in kept.iterdir()) == ["precious.txt"]
+
+
+def test_importing_the_cli_loads_no_capability_command_module():
+    """`ctxward hook` (the OpenCode plugin's entry) pays for no other command's imports."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, ctxward.cli; "
+        "print(sorted(m for m in sys.modules if m.startswith('ctxward.commands.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    assert out.strip() == "[]"

@@ -44,7 +44,9 @@ def test_readme_shows_the_real_demo_output(request: pytest.FixtureRequest) -> No
 
 def _command_paths(group: click.Group, prefix: str = "ctxward") -> list[str]:
     paths = []
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):  # lazy commands too
+        command = group.get_command(context, name)
         path = f"{prefix} {name}"
         if isinstance(command, click.Group):
             paths.extend(_command_paths(command, path))

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from ctxward import __version__
 from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
 from ctxward.project import Project, find_root
@@ -28,8 +27,51 @@ HOOK_EVENTS = {
 }
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ctxward")
+# The later capabilities' commands, one module each under ctxward/commands/, loaded on use.
+LAZY_COMMANDS = {
+    "artifact": "ctxward.commands.subagents:artifact",
+    "audit": "ctxward.commands.audit:audit",
+    "bank": "ctxward.commands.bank:bank",
+    "dispatch": "ctxward.commands.dispatch:dispatch",
+    "doctor": "ctxward.commands.install:doctor",
+    "drift": "ctxward.commands.drift:drift_command",
+    "handoff": "ctxward.commands.inline:handoff_command",
+    "heartbeat": "ctxward.commands.subagents:heartbeat",
+    "inline": "ctxward.commands.inline:inline",
+    "install": "ctxward.commands.install:install",
+    "reduce": "ctxward.commands.subagents:reduce",
+    "scrub": "ctxward.commands.scrub:scrub_command",
+    "session": "ctxward.commands.session:session",
+    "share": "ctxward.commands.subagents:share",
+    "shared-read": "ctxward.commands.subagents:shared_read",
+    "thresholds": "ctxward.commands.dispatch:thresholds",
+    "uninstall": "ctxward.commands.install:uninstall",
+    "watch": "ctxward.commands.watch:watch",
+}
+
+
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ctxward import __version__  # importlib.metadata: only when asked
+
+    click.echo(f"ctxward, version {__version__}")
+    ctx.exit()
+
+
+@click.group(
+    cls=Group,
+    lazy=LAZY_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "-C",
     "--project",
@@ -276,40 +318,6 @@ def demo(keep: Path | None) -> None:
         return
     with tempfile.TemporaryDirectory(prefix="ctxward-demo-") as folder:
         show(Path(folder), "a temporary folder, removed afterwards (keep it with --keep DIR)")
-
-
-# Command modules of the later capabilities: one module each under ctxward/commands/.
-# (add_command lines go here, one per command)
-from ctxward.commands.inline import handoff_command, inline  # noqa: E402
-from ctxward.commands.scrub import scrub_command  # noqa: E402
-
-cli.add_command(scrub_command)
-cli.add_command(inline)
-cli.add_command(handoff_command)
-from ctxward.commands import audit as audit_commands  # noqa: E402
-from ctxward.commands import subagents as subagent_commands  # noqa: E402
-
-for _command in subagent_commands.COMMANDS:
-    cli.add_command(_command)
-cli.add_command(audit_commands.audit)
-from ctxward.commands import dispatch as dispatch_commands  # noqa: E402
-
-for _command in dispatch_commands.COMMANDS:
-    cli.add_command(_command)
-from ctxward.commands.bank import bank as bank_commands  # noqa: E402
-
-cli.add_command(bank_commands)
-from ctxward.commands.session import session as session_commands  # noqa: E402
-
-cli.add_command(session_commands)
-from ctxward.commands import install as install_commands  # noqa: E402
-from ctxward.commands import watch as watch_commands  # noqa: E402
-
-for _command in [*install_commands.COMMANDS, *watch_commands.COMMANDS]:
-    cli.add_command(_command)
-from ctxward.commands.drift import drift_command  # noqa: E402
-
-cli.add_command(drift_command)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,8 +6,9 @@ it imports only the standard library: a hook that has nothing to do costs one in
 Exit codes (Claude Code's contract; README "Exit codes"):
 
 - 0: the handler ran; its answer, if any, is on stdout (JSON when it starts with `{`).
-- 1: bad input (malformed JSON, not an object, not UTF-8, too large, unknown or wrong event),
-  an expected failure, or an internal error. Claude Code treats 1 as a non-blocking error: the
+- 1: bad input (malformed JSON, not an object, not UTF-8, too large, nested deeper than
+  MAX_PAYLOAD_DEPTH, a lone UTF-16 surrogate, unknown or wrong event), an expected failure, or
+  an internal error. Claude Code treats 1 as a non-blocking error: the
   action proceeds and the user sees the one stderr line.
 - 2: never used by a hook: it would block compaction or the tool call.
 
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
     from ctxward.hooktypes import Outcome as Outcome
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
+# Host payloads nest a few levels (tool inputs and results included); deeper is refused.
+MAX_PAYLOAD_DEPTH = 100
 # Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted). Exact
 # names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
 DISPATCH_TOOLS = frozenset({"Agent", "Task"})
@@ -136,9 +139,46 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HookInputError(f"payload is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:  # json's scanner recurses once per level
+        raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise HookInputError(f"payload is a JSON {type(data).__name__}, not an object")
+    # Cheap tests first (both C-speed scans of the text): most payloads skip the walks.
+    if text.count("[") + text.count("{") > MAX_PAYLOAD_DEPTH and _too_deep(data):
+        raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels")
+    if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(data):
+        raise HookInputError("payload holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text")
     return data
+
+
+def _too_deep(data: object) -> bool:
+    """Whether `data` nests deeper than MAX_PAYLOAD_DEPTH (an iterative walk: no recursion).
+
+    The handlers walk tool inputs recursively (measuring, scrubbing, hashing); a bound here
+    keeps every such walk far from Python's recursion limit.
+    """
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_PAYLOAD_DEPTH:
+            return True
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+    return False
+
+
+def _has_lone_surrogate(data: object) -> bool:
+    """Whether a string in `data` holds an unpaired surrogate, which no UTF-8 text can carry.
+
+    JSON may escape one (`"\\ud800"`); every writer and the scrubber would then fail on it.
+    """
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def render_outcome(event: str, outcome: Outcome) -> str:

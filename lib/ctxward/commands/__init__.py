@@ -12,7 +12,28 @@ from ctxward.project import Project
 
 
 class Group(click.Group):
-    """Maps every expected failure to one line on stderr and its documented exit code."""
+    """Maps every expected failure to one line on stderr and its documented exit code.
+
+    `lazy` names commands as "module:attribute", imported only when that command (or the
+    command list, for --help) is asked for: `ctxward hook` runs in the OpenCode plugin on every
+    sub-agent call and compaction, and should not pay for every capability's imports.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            import importlib
+
+            module, attribute = self.lazy[cmd_name].split(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
