@@ -63,7 +63,7 @@ def test_measure():
 
 def test_a_short_report_passes_untouched(project, load_payload):
     result = cap(project, load_payload("SubagentStop.json"))
-    assert (result.action, result.hook_json()) == ("under", None)
+    assert (result.action, result.blocks) == ("under", False)
     assert not (project / ".ctxward").exists()
 
 
@@ -91,7 +91,8 @@ def test_a_long_report_is_saved_and_the_stop_blocked(project, load_payload, repo
     assert f"{size.lines} lines / {size.bytes / 1024:.1f} KB" in result.reason
     assert str(path) in result.reason
     assert "at most 40 lines" in result.reason
-    assert json.loads(result.hook_json() or "") == {"decision": "block", "reason": result.reason}
+    assert result.blocks
+    assert result.reason
 
 
 def test_the_saved_report_is_scrubbed(project, load_payload):
@@ -141,7 +142,7 @@ def test_enforce_modes(project, load_payload, mode, action, saved):
 
     result = cap(project, load_payload("SubagentStop.json", last_assistant_message=LONG))
 
-    assert (result.action, result.hook_json()) == (action, None)
+    assert (result.action, result.blocks) == (action, False)
     assert len([p for p in artifacts_of(project) if p.suffix == ".md"]) == saved
 
 

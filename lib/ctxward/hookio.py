@@ -70,6 +70,8 @@ MAX_PAYLOAD_DEPTH = 100
 # Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted). Exact
 # names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
 DISPATCH_TOOLS = frozenset({"Agent", "Task"})
+# Stops a top-level {"decision": "block", "reason"} refuses (the reason reaches the agent).
+_BLOCKABLE_STOPS = frozenset({"Stop", "SubagentStop"})
 # Events whose hookSpecificOutput Claude Code accepts (PreCompact/PostCompact reject it).
 _SPECIFIC_OUTPUT_EVENTS = frozenset(
     {
@@ -185,6 +187,12 @@ def render_outcome(event: str, outcome: Outcome) -> str:
     """Serialise `outcome` the way Claude Code reads it for `event` ('' when nothing to say)."""
     if outcome.plain is not None:
         return outcome.plain
+    if outcome.decision == "block":  # Stop / SubagentStop: top-level, the reason reaches the agent
+        if event not in _BLOCKABLE_STOPS:
+            raise ValueError(f"{event} cannot be blocked this way")
+        return (
+            json.dumps({"decision": "block", "reason": outcome.reason}, ensure_ascii=False) + "\n"
+        )
     body: dict[str, Any] = {}
     specific: dict[str, Any] = {}
     if outcome.decision is not None:
@@ -271,11 +279,40 @@ def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:
     try:
         data = decode_payload(raw) if raw is not None else None
     except HookInputError:
-        data = None
+        data = _lenient(raw)
+    if data is None and event_name is None:  # ctxward-hook: whose payload could it not read?
+        return _sniffed_dispatch(raw or b"")
     name = data.get("hook_event_name") if data is not None else None
     if name == "PreToolUse":
         return data is not None and is_dispatch_tool(data.get("tool_name"))
     return event_name == "PreToolUse" and not (isinstance(name, str) and name)
+
+
+def _lenient(raw: bytes | None) -> dict[str, Any] | None:
+    """A refused payload read anyway, to tell whose it is (too deep or a lone surrogate)."""
+    try:
+        data = json.loads(raw.decode("utf-8", "replace")) if raw else None
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _sniffed_dispatch(raw: bytes) -> bool:
+    """Whether unreadable bytes (too large, truncated) still look like a sub-agent call.
+
+    Claude Code writes `hook_event_name` and `tool_name` before `tool_input`, so their first
+    occurrences are the payload's own keys, whatever the tool input holds further on.
+    """
+    import re
+
+    event = re.search(rb'"hook_event_name"\s*:\s*"([^"\\]*)"', raw)
+    tool = re.search(rb'"tool_name"\s*:\s*"([^"\\]*)"', raw)
+    return (
+        event is not None
+        and event.group(1) == b"PreToolUse"
+        and tool is not None
+        and is_dispatch_tool(tool.group(1).decode("utf-8", "replace"))
+    )
 
 
 def _deny_unchecked(problem: str, stdout: IO[str]) -> int:

@@ -89,8 +89,8 @@ class Outcome(Value):
     context: str | None  # for the model (hookSpecificOutput.additionalContext)
     notice: str | None  # for the user only (systemMessage)
     plain: str | None  # raw stdout (PreCompact: appended to the summarizer's prompt)
-    decision: str | None  # PreToolUse: "allow" or "deny"
-    reason: str | None  # PreToolUse: permissionDecisionReason (the model reads a deny)
+    decision: str | None  # PreToolUse: "allow" or "deny"; SubagentStop: "block"
+    reason: str | None  # the deny's permissionDecisionReason, or the block's reason
     updated_input: Mapping[str, Any] | None  # PreToolUse: the tool input to run instead
 
     def __init__(

@@ -69,11 +69,10 @@ class CapResult:
     sha256: str | None = None
     reason: str | None = None  # the block reason sent to the sub-agent
 
-    def hook_json(self) -> str | None:
-        """Claude Code's SubagentStop answer when the stop is blocked, else None."""
-        if self.action != "blocked" or self.reason is None:
-            return None
-        return json.dumps({"decision": "block", "reason": self.reason}, ensure_ascii=False) + "\n"
+    @property
+    def blocks(self) -> bool:
+        """Whether the stop is blocked (with `reason` for the sub-agent)."""
+        return self.action == "blocked" and self.reason is not None
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:

@@ -16,9 +16,8 @@ def handle(event: HookEvent) -> Outcome:
     from ctxward.reports import enforce_cap
 
     cap = enforce_cap(event.project, event.data)  # cap -> artifact
-    answer = cap.hook_json()
     _stage_summary(event)  # C8, after the cap and its artifact
-    return NOTHING if answer is None else Outcome(plain=answer)
+    return Outcome(decision="block", reason=cap.reason) if cap.blocks else NOTHING
 
 
 def _stage_summary(event: HookEvent) -> None:
