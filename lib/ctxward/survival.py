@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward.fsutil import atomic_write, sha256_hex
+from ctxward.fsutil import atomic_write
 from ctxward.invariants import RuleRef, check_survival
 from ctxward.project import Project
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def report_name(session_id: str, moment: datetime) -> str:
     """`<session_id>-<UTC timestamp>.json`; an id unsafe as a file name is replaced by its hash."""
-    safe = session_id if _SAFE_ID.fullmatch(session_id) else "id-" + sha256_hex(session_id)[:16]
-    return f"{safe}-{moment.strftime('%Y%m%dT%H%M%S%fZ')}.json"
+    from ctxward.pending import safe_id
+
+    return f"{safe_id(session_id)}-{moment.strftime('%Y%m%dT%H%M%S%fZ')}.json"
 
 
 def write_report(
