@@ -24,8 +24,11 @@ stderr line is still written), when:
 - the run is pinned to PreToolUse (hooks/pre_tool_use.py, `ctxward hook pre-tool-use`) and the
   payload cannot be read (not UTF-8, not JSON, not an object, too large, no hook_event_name).
   Its matcher is `Agent|Task`, so an unreadable payload there is a dispatch. A readable payload
-  for another event is still exit 1. `ctxward-hook` (not pinned) cannot tell an unreadable
-  PreToolUse payload from any other event's, so it exits 1 as for every other event.
+  for another event is still exit 1. `ctxward-hook` (not pinned) cannot tell bytes that are not
+  JSON (or not UTF-8) from any other event's, so it exits 1 for them as for every other event;
+  but well-formed JSON refused for its size, its depth or a lone surrogate is denied when it is
+  a sub-agent call (`_refused_dispatch`): the model writes the tool input, and an oversized one
+  must not pass by exit 1.
 
 With `host="opencode"` a failure is exit 1 as usual: the OpenCode plugin blocks the task call
 itself on any non-zero exit.
@@ -279,30 +282,37 @@ def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:
     try:
         data = decode_payload(raw) if raw is not None else None
     except HookInputError:
-        data = _lenient(raw)
-    if data is None and event_name is None:  # ctxward-hook: whose payload could it not read?
-        return _sniffed_dispatch(raw or b"")
+        if event_name is None:  # ctxward-hook: whose payload was refused?
+            return _refused_dispatch(raw or b"")
+        data = None
     name = data.get("hook_event_name") if data is not None else None
     if name == "PreToolUse":
         return data is not None and is_dispatch_tool(data.get("tool_name"))
     return event_name == "PreToolUse" and not (isinstance(name, str) and name)
 
 
-def _lenient(raw: bytes | None) -> dict[str, Any] | None:
-    """A refused payload read anyway, to tell whose it is (too deep or a lone surrogate)."""
-    try:
-        data = json.loads(raw.decode("utf-8", "replace")) if raw else None
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+def _refused_dispatch(raw: bytes) -> bool:
+    """Whether a payload `decode_payload` refused is still a sub-agent call (ctxward-hook).
 
-
-def _sniffed_dispatch(raw: bytes) -> bool:
-    """Whether unreadable bytes (too large, truncated) still look like a sub-agent call.
-
-    Claude Code writes `hook_event_name` and `tool_name` before `tool_input`, so their first
-    occurrences are the payload's own keys, whatever the tool input holds further on.
+    Well-formed JSON refused for its size, its depth or a lone surrogate may carry a dispatch
+    (the model writes the tool input): it must be denied, not let through by exit 1. Bytes
+    that are not UTF-8 or not JSON are no host's payload, and get exit 1 like any other event.
+    For a payload too large or too deep to parse, Claude Code writes `hook_event_name` and
+    `tool_name` before `tool_input`, so their first occurrences are the payload's own keys.
     """
+    if len(raw) <= MAX_PAYLOAD_BYTES:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except RecursionError:
+            data = None
+        except ValueError:
+            return False
+        if data is not None:
+            return (
+                isinstance(data, dict)
+                and data.get("hook_event_name") == "PreToolUse"
+                and is_dispatch_tool(data.get("tool_name"))
+            )
     import re
 
     event = re.search(rb'"hook_event_name"\s*:\s*"([^"\\]*)"', raw)
