@@ -64,3 +64,16 @@ def test_the_readme_shows_the_two_set_up_commands() -> None:
     readme = README.read_text(encoding="utf-8")
     assert "make demo" in readme
     assert "make test" in readme
+
+
+def test_the_readme_configuration_example_is_a_valid_config(tmp_path: Path) -> None:
+    import yaml
+
+    from ctxward.config import parse
+
+    readme = README.read_text(encoding="utf-8")
+    section = readme[readme.index("## Configuration") :]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block, "no ```yaml block in README's Configuration section"
+    settings = parse(yaml.safe_load(block.group(1)), "README.md")
+    assert settings.dispatch.capacity_by_agent == {"Explore": 131072}
