@@ -333,20 +333,30 @@ def load_plan(folder: Path) -> Plan:
     )
 
 
-def load_plans(project: Project) -> list[Plan]:
-    """Every active plan: each docs/plans/<slug>/invariants.md, sorted by slug.
+def plan_folders(project: Project) -> list[Path]:
+    """Every docs/plans/<slug>/ that holds an invariants.md, sorted by slug.
 
     Folders whose name is not a valid slug, and symbolic links, are skipped: a hook never
     follows a link out of the project.
     """
     if not project.plans_dir.is_dir():
         return []
+    return [
+        path.parent
+        for path in sorted(project.plans_dir.glob(f"*/{INVARIANTS_FILE}"))
+        if not (path.parent.is_symlink() or path.is_symlink())
+        and SLUG_PATTERN.fullmatch(path.parent.name)
+    ]
+
+
+def load_plans(project: Project) -> list[Plan]:
+    """Every active plan (see `plan_folders`); one completed while we read is left out."""
     plans = []
-    for path in sorted(project.plans_dir.glob(f"*/{INVARIANTS_FILE}")):
-        folder = path.parent
-        if folder.is_symlink() or path.is_symlink() or not SLUG_PATTERN.fullmatch(folder.name):
+    for folder in plan_folders(project):
+        try:
+            plans.append(load_plan(folder))
+        except FileNotFoundError:
             continue
-        plans.append(load_plan(folder))
     return plans
 
 

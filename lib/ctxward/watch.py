@@ -49,6 +49,7 @@ from ctxward.invariants import (
     distill,
     load_plan,
     load_skill,
+    plan_folders,
 )
 from ctxward.project import Project
 
@@ -270,19 +271,15 @@ def reconcile(project: Project) -> list[Report]:
 
 def readable_plans(project: Project, reports: list[Report]) -> list[Plan]:
     """The active plans; a plan that cannot be read is a problem report, not a failure."""
-    if not project.plans_dir.is_dir():
-        return []
     plans = []
-    for path in sorted(project.plans_dir.glob(f"*/{INVARIANTS_FILE}")):
-        folder = path.parent
-        if folder.is_symlink() or path.is_symlink() or not SLUG_PATTERN.fullmatch(folder.name):
-            continue
+    for folder in plan_folders(project):
         try:
             plans.append(load_plan(folder))
         except FileNotFoundError:
             continue
         except _EXPECTED as exc:
-            reports.append(Report("problem", project.relative(path), folder.name, detail=str(exc)))
+            where = project.relative(folder / INVARIANTS_FILE)
+            reports.append(Report("problem", where, folder.name, detail=str(exc)))
     return plans
 
 
