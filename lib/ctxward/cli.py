@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
 from ctxward.project import Project, find_root
 from ctxward.render import render
@@ -150,10 +150,12 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
     from ctxward.plans import list_plans
 
     plans = list_plans(project_of(ctx))
-    if as_json:
-        echo_json([dataclasses.asdict(summary) for summary in plans])
-    else:
-        click.echo(render("cli/plan_list.txt.j2", plans=plans), nl=False)
+    echo_result(
+        as_json,
+        [dataclasses.asdict(summary) for summary in plans],
+        "cli/plan_list.txt.j2",
+        plans=plans,
+    )
 
 
 @plan.command("complete")
@@ -221,10 +223,7 @@ def compactions(ctx: click.Context, limit: int, as_json: bool) -> None:
 
     project = project_of(ctx)
     reports = read_reports(project, limit)
-    if as_json:
-        echo_json(reports)
-    else:
-        click.echo(render("cli/compactions.txt.j2", reports=reports), nl=False)
+    echo_result(as_json, reports, "cli/compactions.txt.j2", reports=reports)
 
 
 @cli.group(cls=Group)

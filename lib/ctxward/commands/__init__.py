@@ -52,4 +52,14 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+def echo_result(as_json: bool, data: Any, template: str, **context: Any) -> None:
+    """Print `data` as JSON for machines, or `template` rendered with `context` for people."""
+    if as_json:
+        echo_json(data)
+    else:
+        from ctxward.render import render
+
+        click.echo(render(template, **context), nl=False)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")

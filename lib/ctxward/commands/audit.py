@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ctxward.commands import echo_json, json_option, project_of
+from ctxward.commands import echo_json, echo_result, json_option, project_of
 from ctxward.render import render
 
 
@@ -50,10 +50,7 @@ def audit(
         result = reader.audit(path, top=top, subagents=not no_subagents)
     except (OSError, reader.NotATranscript) as exc:
         reason = str(exc) if isinstance(exc, reader.NotATranscript) else _os_reason(exc)
-        if as_json:
-            echo_json(reader.unavailable(reason))
-        else:
-            click.echo(render("audit/unavailable.txt.j2", reason=reason), nl=False)
+        echo_result(as_json, reader.unavailable(reason), "audit/unavailable.txt.j2", reason=reason)
         return
     if html_file is not None:
         from ctxward.fsutil import atomic_write
@@ -61,10 +58,7 @@ def audit(
         atomic_write(html_file, render("audit/report.html.j2", page=reader.page_model(result)))
     if summary:
         body = reader.summary(result, names=top)
-        if as_json:
-            echo_json(body)
-        else:
-            click.echo(render("audit/summary.txt.j2", s=body), nl=False)
+        echo_result(as_json, body, "audit/summary.txt.j2", s=body)
     elif as_json:
         echo_json(result.as_dict())
     else:

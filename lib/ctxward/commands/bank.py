@@ -7,9 +7,8 @@ from typing import Any
 
 import click
 
-from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.errors import EXIT_ERROR
-from ctxward.render import render
 
 
 @click.group("bank", cls=Group)
@@ -91,10 +90,7 @@ def promote_command(
     data = result.as_dict(project)
     for warning in result.warnings:
         click.echo(f"ctxward: warning: {warning}", err=True)
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo(render("bank/cli_promote.txt.j2", report=data), nl=False)
+    echo_result(as_json, data, "bank/cli_promote.txt.j2", report=data)
     if entries and not result.promoted and not result.unchanged:
         raise click.exceptions.Exit(EXIT_ERROR)
 
@@ -112,10 +108,7 @@ def status_command(ctx: click.Context, as_json: bool) -> None:
     from ctxward.bank.view import status
 
     data = status(project_of(ctx))
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo(render("bank/cli_status.txt.j2", status=data), nl=False)
+    echo_result(as_json, data, "bank/cli_status.txt.j2", status=data)
 
 
 @bank.command("trim")
@@ -159,10 +152,7 @@ def close_sprint_command(ctx: click.Context, dry_run: bool, as_json: bool) -> No
 
     project = project_of(ctx)
     data = close_sprint(project, dry_run=dry_run).as_dict(project)
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo(render("bank/cli_close_sprint.txt.j2", report=data), nl=False)
+    echo_result(as_json, data, "bank/cli_close_sprint.txt.j2", report=data)
 
 
 @bank.command("context")

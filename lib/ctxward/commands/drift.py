@@ -7,8 +7,7 @@ import os
 import click
 
 from ctxward import drift
-from ctxward.commands import echo_json, json_option, project_of
-from ctxward.render import render
+from ctxward.commands import echo_result, json_option, project_of
 
 
 @click.command("drift")
@@ -39,7 +38,4 @@ def drift_command(
         ctxward drift ~/.claude/projects/-home-me-repo/SESSION.jsonl
     """
     result = drift.report(project_of(ctx), session, os.environ, from_transcript=from_transcript)
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(render("drift/report.txt.j2", report=result), nl=False)
+    echo_result(as_json, result, "drift/report.txt.j2", report=result)

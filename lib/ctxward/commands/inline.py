@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.commands.scrub import read_source
 from ctxward.errors import EXIT_ERROR, BadInput
 from ctxward.project import Project
@@ -216,10 +216,7 @@ def stats_command(
         label=label,
     )
     summary = stats([run])
-    if as_json:
-        echo_json(summary)
-    else:
-        click.echo(render("compress/cli_stats.txt.j2", stats=summary), nl=False)
+    echo_result(as_json, summary, "compress/cli_stats.txt.j2", stats=summary)
 
 
 @inline.command("batch")
@@ -299,7 +296,4 @@ def handoff_command(ctx: click.Context, phase: str | None, as_json: bool) -> Non
         "bank": project.relative(project.bank_dir),
         "phase": phase,
     }
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo(render("compress/handoff.txt.j2", report=data), nl=False)
+    echo_result(as_json, data, "compress/handoff.txt.j2", report=data)

@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 
 from ctxward import sessions
-from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.errors import BadInput
 from ctxward.project import Project
-from ctxward.render import render
 
 
 @click.group(cls=Group)
@@ -101,7 +100,4 @@ def stats_command(ctx: click.Context, transcript: Path | None, as_json: bool) ->
     path = _transcript(project_of(ctx), transcript)
     extraction, summary = _summarize(path)
     body = sessions.stats(extraction, summary, path)
-    if as_json:
-        echo_json(body)
-    else:
-        click.echo(render("session/cli_stats.txt.j2", stats=body), nl=False)
+    echo_result(as_json, body, "session/cli_stats.txt.j2", stats=body)
