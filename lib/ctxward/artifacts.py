@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import atomic_write, locked
+from ctxward.limits import MAX_DEPTH, problem
 from ctxward.project import Project
 from ctxward.scrub import scrub
 
@@ -300,7 +301,7 @@ def save_text_artifact(
         try:
             stored = json.loads(record_file.read_text(encoding="utf-8"))
             meta = ArtifactMeta.from_dict(stored)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         used.append(meta.idx)
         if meta.sha256 == digest and (project.root / meta.path).is_file():
@@ -391,7 +392,7 @@ def load_batch(project: Project, session: str, batch: str) -> Batch:
             if stored.get("batch", stored.get("rid")) != batch:
                 continue
             found.artifacts.append(BatchArtifact(ArtifactMeta.from_dict(stored), record_file))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             found.unreadable.append(project.relative(record_file))
     found.artifacts.sort(key=lambda item: (item.meta.written_at, item.record_path.name))
     channel = _read_channel(shared_path(project, session, batch))
@@ -463,12 +464,15 @@ def _read_channel(path: Path) -> dict[str, Any]:
         return _empty_channel()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise CtxwardError(
             f"{path}: the shared channel is unreadable ({exc}); left untouched"
         ) from None
     if not isinstance(data, dict):
         raise CtxwardError(f"{path}: the shared channel is not a JSON object; left untouched")
+    refused = problem(data)  # hand-edited: too deep to walk, or a surrogate no output can hold
+    if refused is not None:
+        raise CtxwardError(f"{path}: the shared channel {refused}; left untouched")
     entries = data.get("entries")
     beats = data.get("heartbeats")
     return {
@@ -550,6 +554,11 @@ def share(
         value = json.loads(value_json)
     except ValueError as exc:
         raise BadInput(f"--value is not JSON: {exc}") from None
+    except RecursionError:
+        raise BadInput(f"--value nests deeper than {MAX_DEPTH} levels") from None
+    refused = problem(value)  # too deep to scrub, or a lone surrogate no file can hold
+    if refused is not None:
+        raise BadInput(f"--value {refused}")
     value, redactions = _scrub_value(value)
     stored = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     size = len(stored.encode("utf-8"))

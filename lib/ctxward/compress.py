@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import scoring
+from ctxward.errors import BadInput
 from ctxward.fsutil import atomic_write, locked
 from ctxward.project import Project
 from ctxward.scoring import Preflight, Score, Tables
@@ -119,21 +120,35 @@ _BARE_BLOCK = re.compile(r"^subtask_summary:[ \t]*\n(?:(?:[ \t]+[^\n]*|[ \t]*)(?
 
 
 def _load(text: str) -> Any:
-    """JSON or YAML (safe loader) from `text`; None when it is neither."""
+    """JSON or YAML (safe loader) from `text`; None when it is neither.
+
+    BadInput when it parses but cannot be read safely (`ctxward.limits`): nested too deep, YAML
+    aliases that expand past twice the text's length (a "billion laughs"), a lone surrogate.
+    """
     stripped = text.strip()
     if not stripped:
         return None
     if stripped[0] in "{[":
         try:
-            return json.loads(stripped)
-        except ValueError:
+            return _bounded(json.loads(stripped), stripped)
+        except (ValueError, RecursionError):
             pass
     import yaml
 
     try:
-        return yaml.load(stripped, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        data = yaml.load(stripped, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, RecursionError):
         return None
+    return _bounded(data, stripped)
+
+
+def _bounded(data: Any, text: str) -> Any:
+    from ctxward.limits import problem
+
+    refused = problem(data, max_nodes=2 * len(text) + 100)
+    if refused is not None:
+        raise BadInput(f"the entry {refused}")
+    return data
 
 
 def _mappings(data: Any, *, bare: bool) -> list[dict[str, Any]]:
@@ -526,30 +541,57 @@ def compress_text(
     """Scrub, parse, preflight, score and render every entry of `text`.
 
     With a project, the full scrubbed original is stored in .ctxward/offload/ (content-addressed,
-    idempotent) and each result names it; the source itself is never modified.
+    idempotent) and each result names it; the source itself is never modified. The original is
+    stored only once the text was read: a refused input (BadInput) writes nothing.
     """
-    scrubbed, redactions = scrub(text)
-    stored = None
-    if project is not None and scrubbed.strip():
-        from ctxward.offload import offload
+    run, scrubbed = _compress(
+        text,
+        tables,
+        sender=sender,
+        receiver=receiver,
+        blocker=blocker,
+        label=label,
+        fallback_sender=fallback_sender,
+    )
+    return _with_stored_original(run, scrubbed, project)
 
-        stored = offload(project, scrubbed, "md")
-    results = []
-    for entry in parse_entries(scrubbed, tables, label):
-        results.append(
-            compress_entry(
-                entry,
-                tables,
-                sender=sender,
-                receiver=receiver,
-                blocker=blocker,
-                fallback_sender=fallback_sender,
-            )
+
+def _compress(
+    text: str,
+    tables: Tables,
+    *,
+    sender: str | None,
+    receiver: str | None,
+    blocker: bool,
+    label: str,
+    fallback_sender: str | None = None,
+) -> tuple[Run, str]:
+    """`compress_text` without storing the original: (the run, the scrubbed text)."""
+    scrubbed, redactions = scrub(text)
+    results = [
+        compress_entry(
+            entry,
+            tables,
+            sender=sender,
+            receiver=receiver,
+            blocker=blocker,
+            fallback_sender=fallback_sender,
         )
-    if stored is not None and project is not None:
-        path = project.relative(stored.path)
-        results = [_with_original(r, path, stored.sha256) for r in results]
-    return Run(label, len(text.encode("utf-8")), tuple(results), len(redactions))
+        for entry in parse_entries(scrubbed, tables, label)
+    ]
+    return Run(label, len(text.encode("utf-8")), tuple(results), len(redactions)), scrubbed
+
+
+def _with_stored_original(run: Run, scrubbed: str, project: Project | None) -> Run:
+    """Store the scrubbed original in .ctxward/offload/ and name it in each result."""
+    if project is None or not scrubbed.strip():
+        return run
+    from ctxward.offload import offload
+
+    stored = offload(project, scrubbed, "md")
+    path = project.relative(stored.path)
+    results = tuple(_with_original(r, path, stored.sha256) for r in run.results)
+    return Run(run.label, run.bytes_before, results, run.redactions)
 
 
 def _with_original(result: Result, path: str, sha256: str) -> Result:
@@ -650,23 +692,18 @@ def compress_many(
     blocker: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[Run]:
-    """`compress_text` over (label, text) pairs, each entry scored on its own (seed 000 §14)."""
-    runs = []
+    """`compress_text` over (label, text) pairs, each entry scored on its own (seed 000 §14).
+
+    Every source is read before any original is stored: one refused source writes nothing.
+    """
+    done = []
     for label, text in sources:
-        runs.append(
-            compress_text(
-                text,
-                tables,
-                project=project,
-                sender=sender,
-                receiver=receiver,
-                blocker=blocker,
-                label=label,
-            )
+        done.append(
+            _compress(text, tables, sender=sender, receiver=receiver, blocker=blocker, label=label)
         )
         if progress is not None:
             progress(label)
-    return runs
+    return [_with_stored_original(run, scrubbed, project) for run, scrubbed in done]
 
 
 # -- staging for L2 (C8, C11) --------------------------------------------------------------------

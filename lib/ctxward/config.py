@@ -121,7 +121,13 @@ def parse(data: object, source: str) -> Config:
         dispatch.capacity_bytes,  # config may lower the capacity, never lift it
     )
     by_agent = {}
-    for agent, value in (raw_dispatch.get("capacity_by_agent") or {}).items():
+    raw_by_agent = raw_dispatch.get("capacity_by_agent") or {}
+    if not isinstance(raw_by_agent, dict):
+        raise BadInput(
+            f"{source}: dispatch.capacity_by_agent: expected a mapping of agent type to bytes, "
+            f"got {type(raw_by_agent).__name__}"
+        )
+    for agent, value in raw_by_agent.items():
         where = f"{source}: dispatch.capacity_by_agent.{agent}"
         by_agent[str(agent)] = _check_int(value, where, 1024, capacity)
     offload = raw_dispatch.get("offload", True)
@@ -180,6 +186,11 @@ def load(project: Project) -> Config:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
         raise BadInput(f"{source}: YAML error{where}: {problem}") from None
+    from ctxward.limits import problem as unsafe
+
+    refused = unsafe(data, max_nodes=2 * len(text) + 100)  # a YAML alias bomb, say
+    if refused is not None:
+        raise BadInput(f"{source}: {refused}")
     return parse(data, source)
 
 

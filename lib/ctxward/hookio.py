@@ -68,7 +68,8 @@ if TYPE_CHECKING:
     from ctxward.hooktypes import Outcome as Outcome
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
-# Host payloads nest a few levels (tool inputs and results included); deeper is refused.
+# Host payloads nest a few levels (tool inputs and results included); deeper is refused
+# (`ctxward.limits`: the handlers walk tool inputs recursively).
 MAX_PAYLOAD_DEPTH = 100
 # Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted). Exact
 # names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
@@ -148,42 +149,18 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
         raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise HookInputError(f"payload is a JSON {type(data).__name__}, not an object")
-    # Cheap tests first (both C-speed scans of the text): most payloads skip the walks.
-    if text.count("[") + text.count("{") > MAX_PAYLOAD_DEPTH and _too_deep(data):
-        raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels")
-    if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(data):
-        raise HookInputError("payload holds a lone UTF-16 surrogate (\\ud800-\\udfff): not text")
+    # Cheap tests first (C-speed scans of the text): most payloads skip the walk.
+    if text.count("[") + text.count("{") > MAX_PAYLOAD_DEPTH or _escapes_surrogate(text):
+        from ctxward.limits import problem
+
+        refused = problem(data, max_depth=MAX_PAYLOAD_DEPTH)
+        if refused is not None:
+            raise HookInputError(f"payload {refused}")
     return data
 
 
-def _too_deep(data: object) -> bool:
-    """Whether `data` nests deeper than MAX_PAYLOAD_DEPTH (an iterative walk: no recursion).
-
-    The handlers walk tool inputs recursively (measuring, scrubbing, hashing); a bound here
-    keeps every such walk far from Python's recursion limit.
-    """
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_PAYLOAD_DEPTH:
-            return True
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1) for item in value.values())
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value)
-    return False
-
-
-def _has_lone_surrogate(data: object) -> bool:
-    """Whether a string in `data` holds an unpaired surrogate, which no UTF-8 text can carry.
-
-    JSON may escape one (`"\\ud800"`); every writer and the scrubber would then fail on it.
-    """
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+def _escapes_surrogate(text: str) -> bool:
+    return "\\ud" in text or "\\uD" in text
 
 
 def render_outcome(event: str, outcome: Outcome) -> str:

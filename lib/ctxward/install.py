@@ -518,6 +518,8 @@ def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
             f"{label}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "fix it and run again"
         ) from None
+    except RecursionError:
+        raise BadInput(f"{label}: nested too deeply to be a settings file; fix it") from None
     if not isinstance(data, dict):
         raise BadInput(f"{label}: is a JSON {type(data).__name__}, not an object")
     return data, text, True

@@ -320,7 +320,12 @@ _FIELD_LABELS = (
 def load_plan(folder: Path) -> Plan:
     """Read one plan folder's invariants.md."""
     path = folder / INVARIANTS_FILE
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise  # completed since it was listed: load_plans skips it
+    except OSError as exc:  # unreadable (EACCES), a folder
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -336,8 +341,9 @@ def load_plan(folder: Path) -> Plan:
 def plan_folders(project: Project) -> list[Path]:
     """Every docs/plans/<slug>/ that holds an invariants.md, sorted by slug.
 
-    Folders whose name is not a valid slug, and symbolic links, are skipped: a hook never
-    follows a link out of the project.
+    Folders whose name is not a valid slug, symbolic links, and an invariants.md that is not a
+    regular file (a folder; a FIFO, whose read would block) are skipped: a hook never follows a
+    link out of the project, and never waits on a read.
     """
     if not project.plans_dir.is_dir():
         return []
@@ -346,6 +352,7 @@ def plan_folders(project: Project) -> list[Path]:
         for path in sorted(project.plans_dir.glob(f"*/{INVARIANTS_FILE}"))
         if not (path.parent.is_symlink() or path.is_symlink())
         and SLUG_PATTERN.fullmatch(path.parent.name)
+        and path.is_file()
     ]
 
 

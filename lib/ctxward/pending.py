@@ -105,7 +105,7 @@ def take(project: Project, session_id: str) -> dict[str, Any] | None:
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
         entry = json.loads(raw.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("context"), str):
         return None

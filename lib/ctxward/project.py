@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxward.errors import BadInput
+
 STATE_DIRNAME = ".ctxward"
 PLANS_RELDIR = Path("docs") / "plans"
 _MARKERS = (".git", STATE_DIRNAME)
@@ -22,12 +24,16 @@ def find_root(
     """
     env = os.environ if env is None else env
     explicit = env.get("CLAUDE_PROJECT_DIR")
-    if explicit:
-        return Path(explicit).resolve()
-    start = Path(cwd if cwd else os.getcwd()).resolve()
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in _MARKERS):
-            return folder
+    try:
+        if explicit:
+            return Path(explicit).resolve()
+        start = Path(cwd if cwd else os.getcwd()).resolve()
+        for folder in (start, *start.parents):
+            if any((folder / marker).exists() for marker in _MARKERS):
+                return folder
+    except (OSError, ValueError) as exc:  # a NUL byte in the path, a deleted working folder
+        given = explicit or cwd or "the working folder"
+        raise BadInput(f"cannot use {str(given)[:200]!r} as the project folder: {exc}") from None
     return start
 
 

@@ -137,7 +137,7 @@ def _marker(project: Project, session: str, agent_id: str) -> Path:
 def _blocked_last_time(project: Project, session: str, agent_id: str) -> bool:
     try:
         state = json.loads(_marker(project, session, agent_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(state, dict) and state.get("blocked") is True
 

@@ -919,7 +919,7 @@ def read(project: Project, session_id: str) -> Summary | None:
 
     try:
         loaded = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # not ours, or nested past the parser's stack
         return None
     return _from_yaml(loaded)
 

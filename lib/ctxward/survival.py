@@ -79,7 +79,7 @@ def read_reports(project: Project, limit: int = 5) -> list[dict[str, Any]]:
             break
         try:
             report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(report, dict):
             reports.append({"path": project.relative(path), **report})

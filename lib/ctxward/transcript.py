@@ -172,9 +172,23 @@ def parse_line(data: bytes) -> dict[str, Any] | None:
     """The JSON object on one line, or None (malformed, partial, not UTF-8, not an object)."""
     try:
         value = json.loads(data.decode("utf-8"))
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, too deep
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict) or (_escapes_surrogate(data) and _unsafe(value)):
+        return None
+    return value
+
+
+def _escapes_surrogate(data: bytes) -> bool:
+    """Whether a line may hold an escaped UTF-16 surrogate (a cheap test before `_unsafe`)."""
+    return b"\\ud" in data or b"\\uD" in data
+
+
+def _unsafe(value: object) -> bool:
+    """A record holding a lone surrogate (no file or terminal can take it) counts as malformed."""
+    from ctxward.limits import problem
+
+    return problem(value, max_depth=10_000) is not None
 
 
 def _prefixed_type(data: bytes) -> bytes | None:
@@ -1093,11 +1107,11 @@ def audit_file(path: Path, *, top: int = 10) -> Audit:
                 break  # thousands of lines and not one transcript record: a foreign file
             try:
                 raw = loads(data.decode("utf-8"))
-            except ValueError:
+            except (ValueError, RecursionError):
                 if not data.isspace():
                     malformed += 1
                 continue
-            if not isinstance(raw, dict):
+            if not isinstance(raw, dict) or (_escapes_surrogate(data) and _unsafe(raw)):
                 malformed += 1
                 continue
             kind = raw.get("type")

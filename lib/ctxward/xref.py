@@ -258,7 +258,7 @@ def parse_ids(text: str | None, index: Index, where: str = "_xref/_next_id.json"
         return Ids({prefix: top + 1 for prefix, top in _highest(index).items()})
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise XrefError(f"{where}: not valid JSON") from None
     counters = data.get("next") if isinstance(data, dict) else None
     if not isinstance(counters, dict):

@@ -97,6 +97,9 @@ class Skip:
         return bool(self.blocker)
 
 
+NO_ENTRY = "no subtask_summary or typed entry found"
+
+
 @dataclass(slots=True)
 class Collected:
     items: list[Item] = field(default_factory=list)
@@ -276,7 +279,7 @@ def _collect_one(
         if source.in_tmp and not explicit:
             out.unrecognized.append(source.label)
         else:
-            out.skipped.append(Skip(source.label, "no subtask_summary or typed entry found"))
+            out.skipped.append(Skip(source.label, NO_ENTRY))
         out.kept.add(source.label)
         return
     staged_date = staged.key.split("|")[0] if staged is not None else ""

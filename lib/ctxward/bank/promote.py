@@ -273,6 +273,9 @@ def promote(
             explicit=explicit is not None,
             progress=progress,
         )
+        if explicit is not None and not collected.items and _nothing_in(collected.skipped):
+            names = ", ".join(skip.what for skip in collected.skipped[:3])
+            raise BadInput(f"nothing to promote: no entry found in {names}; nothing written")
         current = state.load(bank)
         result = Promotion(
             phase=gate,
@@ -332,6 +335,11 @@ def promote(
         result.written = txn.commit(bank, writes, deletes)
         result.budget = phase_budget(current.active, gate, total, per_phase, estimated)
     return result
+
+
+def _nothing_in(skipped: Sequence[inputs.Skip]) -> bool:
+    """Whether every given input held no entry at all (nothing blocked, nothing of a phase)."""
+    return bool(skipped) and all(skip.reason == inputs.NO_ENTRY for skip in skipped)
 
 
 @dataclass(slots=True)

@@ -141,7 +141,7 @@ def validate(target: Path, data: bytes) -> None:
     if target.suffix == ".json":
         try:
             value = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise CtxwardError(f"{target.name}: write validation failed: not JSON") from None
         if not isinstance(value, dict):
             raise CtxwardError(f"{target.name}: write validation failed: not a JSON object")
@@ -275,7 +275,7 @@ def _read_journal(bank: Path) -> dict[str, object] | None:
     path = bank / TXN_DIR / JOURNAL
     try:
         value = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

@@ -77,7 +77,8 @@ def dispatch_check(
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInput(f"{prompt_file.name}: not UTF-8 (byte {exc.start})") from None
+        where = getattr(prompt_file, "name", "stdin")  # a wrapped stdin may have no name
+        raise BadInput(f"{where}: not UTF-8 (byte {exc.start})") from None
     capacity, _ = _capacity(ctx, agent_type)
     decision = decide(len(data), capacity, force=force)
     if as_json:

@@ -49,6 +49,15 @@ def json_errors(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _stdin_text() -> str:
+    """Standard input as UTF-8 text; BadInput (exit 2) when it is not UTF-8."""
+    raw = sys.stdin.buffer.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"stdin: not UTF-8 (byte {exc.start})") from None
+
+
 def _warn(warnings: Iterable[Any]) -> None:
     for warning in warnings:
         text = render("subagents/warning.txt.j2", code=warning.code, message=warning.message)
@@ -215,7 +224,7 @@ def share(
     from ctxward.artifacts import share as share_value
 
     project = project_of(ctx)
-    text = sys.stdin.read() if value == "-" else value
+    text = _stdin_text() if value == "-" else value
     shared = share_value(project, _session(session), batch, key, text)
     if as_json:
         echo_json(

@@ -17,7 +17,10 @@ def handle(event: HookEvent) -> Outcome:
     plans = load_plans(event.project)
     rules = all_rules(plans)
     if rules:
+        from ctxward.config import load
         from ctxward.survival import write_report
+
+        load(event.project)  # a broken config fails here, before the report is written
 
         report = write_report(
             event.project,
