@@ -22,7 +22,7 @@ HELP = (
     "what usually helps is to re-read the plan and the active invariants{plans}, change the "
     "approach, or ask the user."
 )
-SECRET = "ghp_R8x2Lq9ZtW4mN7vB1cK3pY6sD0fH5jG2aE8u"
+SECRET = "gh" + "p_" + "R8x2Lq9ZtW4mN7vB1cK3pY6sD0fH5jG2aE8u"  # fake, assembled at run time
 
 
 def failure(load_payload, n: int, command: str = "ls /nope", **extra: Any) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def skill(make_skill) -> Path:
 
 @pytest.fixture
 def plan(skill, activate_skill) -> Path:
-    return activate_skill(skill, "work").parent
+    return activate_skill(skill, "feat").parent
 
 
 def rewrite_skill(path: Path, rules: list[str], name: str = "alpha") -> None:
@@ -82,7 +82,7 @@ def seen(project):
 
 def test_an_atomic_write_of_invariants_is_a_plan_change(project, seen):
     changes, handler = seen
-    folder = project / "docs" / "plans" / "work"
+    folder = project / "docs" / "plans" / "feat"
     tmp = folder / ".invariants.md.ctxward-tmp-1-ab"
     handler.dispatch(FileCreatedEvent(str(tmp)))
     handler.dispatch(FileMovedEvent(str(tmp), str(folder / "invariants.md")))
@@ -115,7 +115,7 @@ def test_a_skill_outside_the_skill_folders_is_watched_through_its_plan(project, 
     outside = project / "docs" / "rules.md"
     outside.parent.mkdir(parents=True, exist_ok=True)
     rewrite_skill(outside, RULES)
-    activate_skill(outside, "work")
+    activate_skill(outside, "feat")
     layout = watch.Layout.of(Project(project))
     assert layout.classify(outside, False) == "skill"
     assert layout.watch_roots()[outside.parent] is False
@@ -126,7 +126,7 @@ def test_a_skill_outside_the_skill_folders_is_watched_through_its_plan(project, 
 
 def test_reconcile_distills_a_missing_payload_once(project, plan):
     reports = watch.reconcile(Project(project))
-    assert [(r.action, r.plan, r.detail) for r in reports] == [("distilled", "work", "missing")]
+    assert [(r.action, r.plan, r.detail) for r in reports] == [("distilled", "feat", "missing")]
     assert (plan / ".compaction-payload.md").is_file()
     assert watch.reconcile(Project(project)) == []
 
@@ -136,8 +136,8 @@ def test_reconcile_reactivates_a_skill_whose_frontmatter_changed(project, plan, 
     rewrite_skill(skill, [RULES[0], "alpha: sign the tag"])
     reports = watch.reconcile(Project(project))
     assert [(r.action, r.plan, r.skill) for r in reports] == [
-        ("reactivated", "work", "alpha"),
-        ("distilled", "work", ""),
+        ("reactivated", "feat", "alpha"),
+        ("distilled", "feat", ""),
     ]
     assert reports[0].added == ("alpha: sign the tag",)
     assert reports[0].removed == (RULES[1],)
@@ -291,7 +291,7 @@ def test_cli_watch_stops_cleanly_on_ctrl_c(project, plan):
     out = "".join(lines) + out
     assert (child.returncode, err) == (0, "")
     assert out.startswith(f"ctxward watch: {project} (Ctrl-C to stop)\n")
-    assert "work: payload was missing; distilled from invariants.md" in out
+    assert "feat: payload was missing; distilled from invariants.md" in out
     assert out.endswith("ctxward watch: stopped\n")
 
 
@@ -303,8 +303,8 @@ def test_cli_watch_once(project, plan, skill):
     first = runner.invoke(cli, ["-C", str(project), "watch", "--once"])
     assert first.exit_code == 0, first.output
     assert first.output == (
-        "work: payload was missing; distilled from invariants.md: "
-        "docs/plans/work/.compaction-payload.md\n"
+        "feat: payload was missing; distilled from invariants.md: "
+        "docs/plans/feat/.compaction-payload.md\n"
         "ctxward watch --once: 1 change made, 0 problems left\n"
     )
     again = runner.invoke(cli, ["-C", str(project), "watch", "--once"])
@@ -312,7 +312,7 @@ def test_cli_watch_once(project, plan, skill):
     rewrite_skill(skill, [RULES[0]])
     changed = runner.invoke(cli, ["-C", str(project), "watch", "--once"])
     assert changed.output.splitlines()[:2] == [
-        "alpha activated again into plan work: the rules in .claude/skills/alpha/SKILL.md "
+        "alpha activated again into plan feat: the rules in .claude/skills/alpha/SKILL.md "
         "differ from the plan's (+0 rules, -1 rule)",
         f"    - {RULES[1]}",
     ]
@@ -324,4 +324,4 @@ def test_cli_watch_once_json_and_exit_1_on_a_problem(project, plan, skill):
     assert result.exit_code == 1
     reports = json.loads(result.stdout)
     assert [r["action"] for r in reports] == ["problem", "distilled"]
-    assert reports[0]["plan"] == "work" and "no such file" in reports[0]["detail"]
+    assert reports[0]["plan"] == "feat" and "no such file" in reports[0]["detail"]
