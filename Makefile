@@ -32,8 +32,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check lib tests hooks bench
 	$(BIN)/mypy
 
+# Every benchmark in bench/, one report: docs/BENCHMARKS.md (about 5 min; QUICK=1: about 2 min).
 bench: $(STAMP)
-	$(BIN)/python bench/hook_latency.py
+	$(BIN)/python bench/report.py $(if $(QUICK),--quick,)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

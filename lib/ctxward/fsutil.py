@@ -33,6 +33,10 @@ def atomic_write(
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if path.is_symlink():
         raise CtxwardError(f"{path}: refusing to write through a symbolic link")
+    if path.exists() and not path.is_file():
+        raise CtxwardError(
+            f"{path}: not a regular file (a folder, a FIFO?); refusing to replace it"
+        )
     if path.is_file() and path.read_bytes() == payload:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,9 @@ from __future__ import annotations
 MAX_DEPTH = 100  # host payloads and ctxward's own inputs nest a few levels
 
 
-def problem(value: object, *, max_nodes: int | None = None, max_depth: int = MAX_DEPTH) -> str | None:
+def problem(
+    value: object, *, max_nodes: int | None = None, max_depth: int = MAX_DEPTH
+) -> str | None:
     """Why parsed `value` is refused, or None: too deep, expands past `max_nodes` values (YAML
     aliases: each visit of a shared value counts), or holds a lone UTF-16 surrogate."""
     stack: list[tuple[object, int]] = [(value, 1)]

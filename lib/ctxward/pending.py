@@ -111,6 +111,10 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
         return None
     if not entry["context"].strip():
         return None
+    from ctxward.limits import problem
+
+    if problem(entry) is not None:  # hand-edited: a lone surrogate no answer can carry
+        return None
     return entry
 
 

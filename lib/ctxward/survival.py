@@ -66,6 +66,22 @@ def _dump(report: Mapping[str, object]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+def _is_report(value: object) -> bool:
+    """Whether a parsed file has a report's shape (a hand-edited one may not)."""
+    return (
+        isinstance(value, dict)
+        and all(isinstance(value.get(key), str) for key in ("session_id", "trigger", "checked_at"))
+        and all(isinstance(value.get(key), list) for key in ("survived", "missing"))
+        and all(
+            isinstance(row, dict) and all(isinstance(row.get(k), str) for k in _ROW)
+            for row in value["survived"] + value["missing"]
+        )
+    )
+
+
+_ROW = ("slug", "skill", "rule")
+
+
 def read_reports(project: Project, limit: int = 5) -> list[dict[str, Any]]:
     """The newest survival reports first, each with its `path`; unreadable files are skipped."""
     if not project.compactions_dir.is_dir():
@@ -81,6 +97,6 @@ def read_reports(project: Project, limit: int = 5) -> list[dict[str, Any]]:
             report = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
             continue
-        if isinstance(report, dict):
+        if _is_report(report):
             reports.append({"path": project.relative(path), **report})
     return reports

@@ -542,7 +542,9 @@ def subagent_transcripts(path: Path) -> list[tuple[Path, str]]:
 
 
 def _one_line(text: str, limit: int = KEY_CHARS) -> str:
-    flat = " ".join(text.split())
+    """`text` scrubbed, then on one line and cut to `limit` (in that order: a secret that spans
+    lines or the cut, a PEM block in a heredoc say, is only recognised whole)."""
+    flat = " ".join(_clean_key(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -573,7 +575,8 @@ def _relative(text: str, cwd: str) -> str:
 
 
 def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    # surrogatepass: a lone surrogate (JSON may escape one) counts its 3 bytes, never raises
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _rendered_size(rendered: object) -> int:
@@ -632,7 +635,10 @@ def _clean_key(key: str) -> str:
     """A group key scrubbed of secrets (a command line can hold one); keys repeat, so cached."""
     from ctxward.scrub import redact
 
-    return redact(key) if key else key
+    if not key:
+        return key
+    # A lone surrogate (JSON may escape one) can be neither printed nor written: made "?".
+    return redact(key.encode("utf-8", "replace").decode("utf-8"))
 
 
 def _user_key(raw: Mapping[str, Any], content: str) -> str:
@@ -689,7 +695,7 @@ class _Groups:
         ranked = sorted(self.data.items(), key=lambda item: (-item[1][0], item[0]))
         return [
             {
-                "tool": tool,
+                "tool": _clean_key(tool),
                 "key": _clean_key(key),
                 "bytes": size,
                 "pctOfTotal": round(100.0 * size / total, 1) if total else 0.0,
@@ -1111,7 +1117,7 @@ def audit_file(path: Path, *, top: int = 10) -> Audit:
                 if not data.isspace():
                     malformed += 1
                 continue
-            if not isinstance(raw, dict) or (_escapes_surrogate(data) and _unsafe(raw)):
+            if not isinstance(raw, dict):  # (a lone surrogate is made safe in `_clean_key`)
                 malformed += 1
                 continue
             kind = raw.get("type")

@@ -179,7 +179,7 @@ def cli_problem(code: int, out: str, err: str) -> str | None:
         return f"exit code {code}"
     if "Traceback" in err or "Traceback" in out:
         return f"a traceback: {err[-800:]}"
-    if code != 0:
+    if code not in (0, 3):  # 3: `dispatch check` rejected the prompt; its report is on stdout
         last = [line for line in err.splitlines() if line.strip()][-1:]
         if not last:
             return f"exit {code} with nothing on stderr"
@@ -191,7 +191,7 @@ def cli_problem(code: int, out: str, err: str) -> str | None:
 # --- a bound on every run ---------------------------------------------------------------------
 
 
-class Hang(BaseException):  # noqa: N818 - BaseException: no `except Exception` may swallow it
+class Hang(BaseException):
     """Raised by `deadline` in the main thread when a run does not end in time."""
 
 
@@ -248,7 +248,18 @@ class Secrets:
         return {item.kind for item in self.items}
 
     def single_line(self) -> list[Secret]:
-        return [item for item in self.items if "\n" not in item.value]
+        """Secrets recognisable on their own, out of their document (`ghp_…`, a JWT, an AWS key
+        id, …): safe to seed bare into a sentence. A password or a PuTTY key line is a secret
+        only in its context (`password: …`): seed its whole `doc` instead."""
+        from ctxward.scrub import scrub
+
+        return [
+            item
+            for item in self.items
+            if "\n" not in item.value
+            and not self.leaks(scrub(f"rotate {item.value} now")[0])
+            and not self.leaks(scrub(f"use {item.value}")[0])
+        ]
 
     def leaks(self, text: str) -> list[str]:
         """The fragments of a secret found in `text` (empty: nothing leaked)."""

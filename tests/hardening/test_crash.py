@@ -158,15 +158,19 @@ def build_writers(root: Path) -> dict[str, Writer]:
 
     # offload files
     secret = support.secrets().single_line()[0].value
-    texts = [f"offloaded text {v} with {secret}\n" + "filler line\n" * 4000 for v in (1, 2)]
+
+    def offload_new() -> None:  # a new text each time: a content-addressed write always writes
+        offload.offload(project, f"offloaded {_unique()} with {secret}\n" + "filler\n" * 4000)
+
     writers["offload"] = Writer(
         "offload",
-        [lambda t=t: offload.offload(project, t) for t in texts],
+        [offload_new],
         lambda: _not_tmp(_glob(root / ".ctxward" / "offload", "*")()),
+        exact=False,
         check=lambda p, data: _check_offload(p, data),
     )
 
-    # survival reports (fixed clock)
+    # survival reports (one per compaction: a new file each time)
     def report(session: str) -> None:
         rules = [r for plan in load_plans(project) for r in _rule_refs(plan)]
         survival.write_report(
@@ -175,13 +179,13 @@ def build_writers(root: Path) -> dict[str, Writer]:
             session_id=session,
             trigger="manual",
             compact_summary="<summary>" + " ".join(RULES[:3]) + "</summary>",
-            now=NOW,
         )
 
     writers["survival report"] = Writer(
         "survival report",
         [lambda s=s: report(s) for s in ("sa", "sb")],
         lambda: _not_tmp(_glob(root / ".ctxward" / "compactions", "s[ab]-*")()),
+        exact=False,
         check=lambda p, data: _check_report(data),
     )
 
@@ -246,13 +250,10 @@ def build_writers(root: Path) -> dict[str, Writer]:
     )
 
     # the SubagentStop hook: the report cap's artifact and its meta (the clock is real)
-    reports = [
-        "\n".join(f"finding {i}: version {v} of a long final report" for i in range(60))
-        for v in (1, 2)
-    ]
     folder = artifacts.artifacts_dir(project, "sub-s")
 
-    def subagent(text: str) -> None:
+    def subagent() -> None:  # a new final report each time: a new artifact and its meta
+        text = "\n".join(f"finding {i} of report {_unique()}" for i in range(60))
         payload = support.captured(
             "SubagentStop.json",
             root,
@@ -265,10 +266,10 @@ def build_writers(root: Path) -> dict[str, Writer]:
 
     writers["SubagentStop hook"] = Writer(
         "SubagentStop hook",
-        [lambda t=t: subagent(t) for t in reports],
+        [subagent],
         lambda: _not_tmp(_glob(folder, "agent7-*")()),
         exact=False,
-        check=lambda p, data: _check_report_artifact(p, data, reports),
+        check=lambda p, data: _check_report_artifact(project, p, data),
     )
 
     # the shared channel
@@ -317,11 +318,18 @@ def build_writers(root: Path) -> dict[str, Writer]:
     writers["drift observer"] = Writer(
         "drift observer",
         [lambda c=c: tool_call(c) for c in ("ls a", "ls b", "pytest -q")],
-        lambda: _not_tmp(_glob(root / ".ctxward" / "sessions", "drift-s.*")()),
+        lambda: [  # drift.py's own temporary state files end in .tmp
+            p for p in _glob(root / ".ctxward" / "sessions", "drift-s.*")() if p.suffix != ".tmp"
+        ],
         exact=False,
         check=lambda p, data: _check_drift(p, data),
     )
     return writers
+
+
+def _unique() -> str:
+    """Unique across the forked children (each starts from the parent's state)."""
+    return f"{os.getpid()}-{time.monotonic_ns()}"
 
 
 def _activate(project: Project, skill: Path, slug: str) -> None:
@@ -391,12 +399,16 @@ def _pending(data: bytes) -> None:
     assert len(entry["rules"]) >= 3
 
 
-def _check_report_artifact(path: Path, data: bytes, reports: list[str]) -> None:
-    if path.name.endswith(".meta.json"):
+def _check_report_artifact(project: Project, path: Path, data: bytes) -> None:
+    if path.name.endswith(".meta.json"):  # written after its artifact: it describes it whole
         meta = _check_json(data)
-        assert meta["sha256"] in {support.sha256(r.encode()) for r in reports}, meta
+        artifact = project.root / meta["path"]
+        assert support.sha256(artifact.read_bytes()) == meta["sha256"], meta
     else:
-        assert data.decode("utf-8") in reports, f"{path.name}: not one whole report"
+        lines = data.decode("utf-8").split("\n")
+        assert len(lines) == 60 and all(f"finding {i} " in lines[i] for i in range(60)), (
+            f"{path.name}: not one whole report"
+        )
 
 
 def _check_channel(data: bytes, values: list[str]) -> None:
@@ -431,9 +443,9 @@ class BankCheck:
         if self.bank.is_dir():
             for path in self.bank.rglob("*"):
                 rel = path.relative_to(self.bank).as_posix()
-                if path.is_file() and not rel.startswith(".txn") and "lock" not in path.name:
-                    if ".ctxward-tmp-" not in path.name and not rel.startswith(".tmp/.tmp"):
-                        names.add(rel)
+                ours = path.is_file() and not rel.startswith(".txn") and "lock" not in path.name
+                if ours and ".ctxward-tmp-" not in path.name:
+                    names.add(rel)
         journal = self.bank / ".txn" / "journal.json"
         if journal.is_file():
             names |= {entry["target"] for entry in json.loads(journal.read_bytes())["writes"]}
@@ -495,9 +507,9 @@ class Harness:
                     self._record(writer)
                     if name == "memory bank":
                         self.bank.record()
-            for name, writer in self.writers.items():
-                writer.cycle_seconds = max(writer.cycle_seconds, seconds[name])
-                writer.cycle_calls = max(writer.cycle_calls, calls[name])
+            for name, writer in self.writers.items():  # the last round: the steady state
+                writer.cycle_seconds = seconds[name]
+                writer.cycle_calls = calls[name]
         _restore_calls()
 
     def _record(self, writer: Writer) -> None:
@@ -506,7 +518,7 @@ class Harness:
                 path.read_bytes()
             )
 
-    def validate(self, trial: int) -> None:
+    def validate(self, trial: int) -> str | None:
         for rel, writer in self.owned().items():
             path = self.root / rel
             stat = path.stat()
@@ -523,13 +535,14 @@ class Harness:
                 except (AssertionError, ValueError, KeyError) as exc:
                     raise AssertionError(f"{where}: {exc!r}") from exc
             self.validated[rel] = stamp
-        self.bank.check(trial)
+        recovered = self.bank.check(trial)
         # every reader still works, temporary files and all
         project = Project(self.root)
         assert load_plans(project)
         survival.read_reports(project, limit=3)
         artifacts.load_batch(project, "crash", "7")
         artifacts.shared_read(project, "crash", "b1")
+        return recovered
 
 
 _REAL = {name: getattr(os, name) for name in KILL_CALLS}
@@ -602,14 +615,19 @@ def crash_many(tmp_path: Path, kills: int, seed: int) -> dict[str, Any]:
         if not by_call:
             time.sleep(rng.uniform(0, writer.cycle_seconds))
             os.kill(pid, signal.SIGKILL)
-        status = _reap(pid, 30)
+        status = _reap(pid, max(2.0, 5 * writer.cycle_seconds))
         assert not error_file.exists(), f"{writer.name}: {error_file.read_text()}"
         killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         assert killed, f"trial {trial}: {writer.name} exited {status} instead of being killed"
         outcomes["killed"] += 1
         outcomes["by writer"][writer.name] += 1
-        harness.validate(trial)
+        outcomes["recovered"] += harness.validate(trial) is not None
+    outcomes["temporary files left"] = sum(
+        1 for p in root.rglob("*") if ".ctxward-tmp-" in p.name or p.suffix == ".tmp"
+    )
     support.count("SIGKILLs (crash harness)", outcomes["killed"])
+    support.count("crash harness: bank transactions recovered", outcomes["recovered"])
+    support.count("crash harness: temporary files left by a kill", outcomes["temporary files left"])
     return outcomes
 
 

@@ -173,7 +173,11 @@ def mutated_payload(draw: st.DrawFn, root: Path) -> tuple[str, bytes]:
         raw = raw[: draw(st.integers(0, max(len(raw) - 1, 0)))]
     elif damage == "bytes":
         at = draw(st.integers(0, len(raw)))
-        raw = raw[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80"])) + raw[at:]
+        raw = (
+            raw[:at]
+            + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x80"]))
+            + raw[at:]
+        )
     elif damage == "nul":
         at = draw(st.integers(0, len(raw)))
         raw = raw[:at] + b"\x00" + raw[at:]
@@ -312,8 +316,10 @@ def opencode_payload(root: Path) -> st.SearchStrategy[tuple[str, bytes]]:
             where = draw(st.sampled_from(["top", "input", "output", "plugin", "args"]))
             key = draw(
                 st.sampled_from(
-                    ["hook", "input", "output", "directory", "plugin", "tool", "sessionID"]
-                    + ["callID", "args", "prompt", "event", "summary", "source", "failed"]
+                    [
+                        *["hook", "input", "output", "directory", "plugin", "tool", "sessionID"],
+                        *["callID", "args", "prompt", "event", "summary", "source", "failed"],
+                    ]
                 )
             )
             value = draw(json_value)

@@ -37,6 +37,8 @@ def _read(bank: Path, name: str) -> str | None:
         return None
     except UnicodeDecodeError as exc:
         raise BadInput(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except OSError as exc:  # a folder where the file belongs, unreadable
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def load(bank: Path) -> State:
