@@ -35,8 +35,8 @@ and the host's call id. No argument text is written to disk but that file path a
 a shell command's program; the sentence for the model names the repeated call from the payload
 at hand, scrubbed.
 
-State on disk, per session (`.ctxward/sessions/<session id>...`, ids as `pending.safe_id`:
-`safe_id`):
+State on disk, per session (`.ctxward/sessions/<session id>...`, ids as
+`sessionfiles.safe_id`):
 
 - `<id>.tools.jsonl`: the observer's log, append-only. One line per call (`{"n", "t", "tool",
   "args", "file"?, "ok", "kind"?, "key"?, "id"?}`), one per signature that started to hold
@@ -71,6 +71,7 @@ import os
 import time
 
 from ctxward.errors import BadInput
+from ctxward.sessionfiles import SESSIONS_DIRNAME, safe_id
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
 TYPE_CHECKING = False
@@ -122,7 +123,6 @@ POST_TOOL_USE = "PostToolUse"
 POST_TOOL_USE_FAILURE = "PostToolUseFailure"
 EVENTS = (POST_TOOL_USE, POST_TOOL_USE_FAILURE)
 
-SESSIONS_DIRNAME = "sessions"
 LOG_SUFFIX = ".tools.jsonl"
 STATE_SUFFIX = ".drift.json"
 STATE_VERSION = 1
@@ -763,19 +763,6 @@ class _Session:
                 tracker.n = n
         tracker.pending = []
         return tracker
-
-
-_SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-def safe_id(session_id: str) -> str:
-    """`pending.safe_id` (the file-name scheme of every per-session file) without its imports:
-    the id when it is 1-128 of [A-Za-z0-9_-], else `id-` and 16 hex digits of its sha256."""
-    if 0 < len(session_id) <= 128 and _SAFE_CHARS.issuperset(session_id):
-        return session_id
-    import hashlib
-
-    return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _load_limits(root: str) -> dict[str, Any]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 
 from ctxward.errors import CtxwardError
+from ctxward.sessionfiles import safe_id
 
 # `typing.TYPE_CHECKING` without importing typing: UserPromptSubmit imports this on every prompt
 # (so do pathlib, hashlib and secrets cost more than the rest of a prompt with nothing pending).
@@ -36,17 +36,7 @@ if TYPE_CHECKING:
 
 PENDING_DIRNAME = "pending"
 STALE_DAYS = 14  # a session that never sent another prompt: its file is removed after this
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _TAKEN = ".taken-"
-
-
-def safe_id(session_id: str) -> str:
-    """`session_id` when it is safe as a file name, else `id-` and 16 hex digits of its sha256."""
-    if _SAFE_ID.fullmatch(session_id):
-        return session_id
-    import hashlib
-
-    return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def pending_dir(project: Project) -> Path:

@@ -42,11 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.errors import BadInput
-from ctxward.pending import safe_id
 from ctxward.project import Project
+from ctxward.sessionfiles import SESSIONS_DIRNAME, summary_path
 
 TOKEN_BUDGET = 200
-SESSIONS_DIRNAME = "sessions"
 # (category, priority, max tokens): the seed's table, highest priority first.
 CATEGORIES = (
     ("decisions", "critical", 50),
@@ -74,11 +73,6 @@ def estimate_tokens(text: str) -> int:
 
 def sessions_dir(project: Project) -> Path:
     return project.state_dir / SESSIONS_DIRNAME
-
-
-def summary_path(project: Project, session_id: str) -> Path:
-    """`.ctxward/sessions/<session id>.yaml` (an unsafe id is replaced by its hash)."""
-    return sessions_dir(project) / f"{safe_id(session_id)}.yaml"
 
 
 # --- the patterns -----------------------------------------------------------------------------

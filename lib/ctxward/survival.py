@@ -16,7 +16,7 @@ from ctxward.project import Project
 
 def report_name(session_id: str, moment: datetime) -> str:
     """`<session_id>-<UTC timestamp>.json`; an id unsafe as a file name is replaced by its hash."""
-    from ctxward.pending import safe_id
+    from ctxward.sessionfiles import safe_id
 
     return f"{safe_id(session_id)}-{moment.strftime('%Y%m%dT%H%M%S%fZ')}.json"
 

@@ -13,7 +13,7 @@ import dataclasses
 
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 from ctxward.invariants import fresh_sections, load_plans
-from ctxward.sessions import has_summary
+from ctxward.sessionfiles import summary_path
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
 
@@ -27,7 +27,8 @@ def handle(event: HookEvent) -> Outcome:
         for plan in load_plans(event.project)
         if plan.rule_count
     ]
-    recover = has_summary(event.project, event.session_id)
+    # One stat: sessions.py (the extractor) is imported only when there is a summary to recover.
+    recover = summary_path(event.project, event.session_id).is_file()
     if not plans and not recover:
         return NOTHING
     from ctxward.config import load
