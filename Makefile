@@ -32,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check lib tests hooks bench
 	$(BIN)/mypy
 
-# Every benchmark in bench/, one report: docs/BENCHMARKS.md (about 5 min; QUICK=1: about 2 min).
+# Every benchmark in bench/, one report: docs/BENCHMARKS.md (about 3 min; QUICK=1: about 1 min).
 bench: $(STAMP)
 	$(BIN)/python bench/report.py $(if $(QUICK),--quick,)
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Run every benchmark in bench/ and write one report, docs/BENCHMARKS.md.
 
-    .venv/bin/python bench/report.py             # the full run (about 5 minutes on 2 cores)
-    .venv/bin/python bench/report.py --quick     # fewer rounds, smaller inputs (about 2 minutes)
+    .venv/bin/python bench/report.py             # the full run (about 3 minutes on 2 cores)
+    .venv/bin/python bench/report.py --quick     # fewer rounds, smaller inputs (about 1 minute)
     make bench                                   # the full run; `make bench QUICK=1` for --quick
 
 Every figure is a ratio measured in the same run (a hook against a bare `python -c pass`, the
@@ -477,8 +477,8 @@ def render(sections: list[Section], mode_name: str, seconds: float) -> str:
         "to a baseline timed alongside it (interleaved rounds), a median, and its spread.",
         "",
         f"**{len(budgets) - len(missed)} of {len(budgets)} budgets met**"
-        + (f"; missed: {', '.join(b.figure for b in missed)}" if missed else "")
-        + (f"; failed benchmarks: {', '.join(s.name for s in failed)}" if failed else "")
+        + (f"; missed: {'; '.join(b.figure for b in missed)}" if missed else "")
+        + (f"; failed benchmarks: {'; '.join(s.name for s in failed)}" if failed else "")
         + ".",
         "",
         "## Budgets",

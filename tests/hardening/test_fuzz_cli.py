@@ -458,3 +458,58 @@ def test_arbitrary_text_to_text_readers(cli_root: Path) -> None:
 @pytest.mark.slow
 def test_arbitrary_text_to_text_readers_many(cli_root: Path) -> None:
     _arbitrary_text(cli_root, 1500)
+
+
+# --- regressions: each was a traceback or a write on a refused input before this suite -----------
+
+
+def test_regression_config_with_a_list_of_capacities(tmp_path: Path) -> None:
+    """`capacity_by_agent: [...]` was an AttributeError traceback (the hook denied, but logged
+    an internal error)."""
+    root = build(tmp_path / "project")
+    (root / ".ctxward").mkdir(exist_ok=True)
+    (root / ".ctxward" / "config.yaml").write_text("dispatch: {capacity_by_agent: [1]}\n")
+    code, _, err = invoke(root, ["config", "show"])
+    assert code == 2 and "capacity_by_agent: expected a mapping" in err
+
+
+def test_regression_post_compact_with_a_broken_config_writes_nothing(tmp_path: Path) -> None:
+    """PostCompact wrote its survival report, then failed on the config: half the job."""
+    root = build(tmp_path / "project")
+    (root / ".ctxward").mkdir(exist_ok=True)
+    (root / ".ctxward" / "config.yaml").write_text("injection: {limit_chars: 1}\n")
+    payload = json.dumps(support.captured("PostCompact.json", root))
+    before = support.state(root)
+    code, out, err = invoke(root, ["hook", "post-compact"], payload)
+    assert (code, out) == (1, "") and "limit_chars" in err
+    assert support.changed(before, support.state(root)) == []
+
+
+def test_regression_promote_of_a_file_without_entries_writes_nothing(tmp_path: Path) -> None:
+    """`bank promote FILE` with no entry in FILE wrote the bank's files and exited 1 with no
+    line on stderr."""
+    root = build(tmp_path / "project")
+    empty = tmp_path / "notes.md"
+    empty.write_text("# just notes\n", encoding="utf-8")
+    code, _, err = invoke(root, ["bank", "promote", str(empty), "--phase", "1"])
+    assert code == 2 and err.startswith("ctxward: error: nothing to promote")
+    assert not (root / ".ctxward" / "memory-bank" / "01-active-context.md").exists()
+
+
+def test_regression_reports_of_the_wrong_shape_are_skipped(tmp_path: Path) -> None:
+    """A hand-edited report without `checked_at` broke `ctxward compactions` (template error)."""
+    root = build(tmp_path / "project")
+    folder = root / ".ctxward" / "compactions"
+    folder.mkdir(parents=True)
+    (folder / "s-1.json").write_text('{"entries": [1]}', encoding="utf-8")
+    assert invoke(root, ["compactions"])[0] == 0
+
+
+def test_regression_a_folder_where_a_state_file_belongs(tmp_path: Path) -> None:
+    """atomic_write replaced nothing and raised IsADirectoryError (a traceback)."""
+    root = build(tmp_path / "project")
+    channel = root / ".ctxward" / "sub_agents" / "local" / "shared" / "b.json"
+    channel.mkdir(parents=True)
+    code, _, err = invoke(root, ["heartbeat", "--batch", "b", "--role", "r", "--status", "done"])
+    assert code == 1 and "not a regular file" in err
+    assert channel.is_dir()
