@@ -720,7 +720,7 @@ class _Session:
         try:
             with open(self.state_path, "rb") as handle:
                 data = json.loads(handle.read())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # a damaged cache is rebuilt from the log
             return None
         return data if isinstance(data, dict) else None
 
@@ -794,7 +794,7 @@ def _tail_lines(path: str, size: int) -> list[dict[str, Any]]:
     for line in lines:
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # partial, damaged or absurdly nested: skip
             continue
         if isinstance(value, dict):
             found.append(value)
@@ -826,7 +826,7 @@ def iter_log(path: Path) -> Iterator[dict[str, Any]]:
         for raw in handle:
             try:
                 value = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # partial, damaged or absurdly nested: skip
                 continue
             if isinstance(value, dict):
                 yield value
@@ -859,8 +859,8 @@ def read_log(project: Project, path: Path) -> dict[str, Any]:
     try:
         saved = json.loads(state.read_bytes())
         if isinstance(saved, dict) and isinstance(saved.get("active"), list):
-            active = [str(a) for a in saved["active"] if a in SIGNATURES]
-    except (OSError, ValueError):
+            active = [a for a in saved["active"] if isinstance(a, str) and a in SIGNATURES]
+    except (OSError, ValueError, RecursionError):  # a damaged cache: the log alone speaks
         pass
     return {
         "session": name,

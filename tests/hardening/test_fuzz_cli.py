@@ -391,16 +391,6 @@ def _corrupted(tmp_path: Path, kind: str, files: list[str]) -> None:
         try:
             for argv in READERS:
                 stdin = _reader_payload(root, argv[1]) if argv[0] == "hook" else None
-                if (
-                    argv[0] == "drift"
-                    and rel.startswith(".ctxward/sessions/s1.")
-                    and kind
-                    in (
-                        "deep",
-                        "folder",
-                    )
-                ):
-                    continue  # known: drift.py reads its state without these guards (README)
                 with support.deadline(30, f"{argv} with {rel} as a {kind}"):
                     check(root, argv, stdin, unchanged=False)
         finally:
