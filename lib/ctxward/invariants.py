@@ -8,7 +8,6 @@ so the compaction hooks stay cheap; writing it renders templates (Jinja2) and re
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -189,6 +188,8 @@ def shipped_packs() -> list[Skill]:
 
 def current_branch(root: Path) -> str:
     """Return the checked-out git branch of `root`, or '' outside git or on a detached HEAD."""
+    import subprocess  # only activation and plan clean ask git; the hooks never do
+
     try:
         result = subprocess.run(
             ["git", "-C", str(root), "symbolic-ref", "--short", "-q", "HEAD"],
@@ -206,6 +207,8 @@ def branch_exists(root: Path, branch: str) -> bool:
     """True when `branch` is a local branch of `root` (or the unborn branch HEAD points at)."""
     if branch == current_branch(root):
         return True
+    import subprocess
+
     try:
         result = subprocess.run(
             ["git", "-C", str(root), "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ctxward.errors import BadInput
+from ctxward.hooktypes import Value
 
 STATE_DIRNAME = ".ctxward"
 PLANS_RELDIR = Path("docs") / "plans"
@@ -37,11 +37,14 @@ def find_root(
     return start
 
 
-@dataclass(frozen=True, slots=True)
-class Project:
+class Project(Value):
     """Paths of one project's state (DESIGN.md "State on disk")."""
 
+    __slots__ = ("root",)
     root: Path
+
+    def __init__(self, root: Path) -> None:
+        self._set(root=root)
 
     @property
     def plans_dir(self) -> Path:
