@@ -30,10 +30,8 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "lib"))
+
+from hook_latency import timed  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from ctxward import drift  # noqa: E402
 
@@ -92,17 +92,6 @@ def grown_session(project: Path, session: str, calls: int) -> None:
             log.write(json.dumps(line, separators=(",", ":")) + "\n")
     data = json.loads(payload(project, session, 0))
     drift.record(project, "PostToolUse", data)
-
-
-def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, int, bytes]:
-    """(wall seconds, CPU seconds of the child, exit code, stdout) of one hook process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    result = subprocess.run(command, input=stdin, capture_output=True, env=env, check=False)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, result.returncode, result.stdout
 
 
 def main(argv: list[str] | None = None) -> int:

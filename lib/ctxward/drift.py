@@ -76,7 +76,7 @@ from ctxward.sessionfiles import SESSIONS_DIRNAME, safe_id
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 
@@ -790,15 +790,18 @@ def _tail_lines(path: str, size: int) -> list[dict[str, Any]]:
     lines = raw.split(b"\n")
     if start > 0:
         lines = lines[1:]  # the first one is probably cut
-    found = []
+    return list(_objects(lines))
+
+
+def _objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The lines that hold a JSON object; partial, damaged or absurdly nested ones are skipped."""
     for line in lines:
         try:
             value = json.loads(line)
-        except (ValueError, RecursionError):  # partial, damaged or absurdly nested: skip
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
-            found.append(value)
-    return found
+            yield value
 
 
 # --- reading a session back (`ctxward drift`; not the hook path) ------------------------------
@@ -823,13 +826,7 @@ def newest_log(project: Project) -> Path | None:
 def iter_log(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON-object lines of a hook log (a partial last line is skipped)."""
     with path.open("rb") as handle:
-        for raw in handle:
-            try:
-                value = json.loads(raw)
-            except (ValueError, RecursionError):  # partial, damaged or absurdly nested: skip
-                continue
-            if isinstance(value, dict):
-                yield value
+        yield from _objects(handle)
 
 
 def read_log(project: Project, path: Path) -> dict[str, Any]:
