@@ -133,6 +133,48 @@ def message_text(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
+def start_mock(
+    mock: Path, root: Path, isolation: Isolation, log: Path, summary_file: Path
+) -> tuple[subprocess.Popen[bytes], IO[bytes], int]:
+    """Start a mock server script in `isolation`; return its process, output file and port.
+
+    Shared by the Claude Code and OpenCode harnesses: both mocks take the same flags.
+    """
+    port_file = root / "mock.port"
+    command = [
+        *isolation.start_prefix(),
+        sys.executable,
+        str(mock),
+        *("--port", "0", "--port-file", str(port_file), "--log", str(log)),
+        *("--summary-file", str(summary_file)),
+    ]
+    output = (root / "mock.out").open("wb")
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + 15
+    while not port_file.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_mock(process, output)
+            printed = (root / "mock.out").read_text(errors="replace")
+            raise RuntimeError(f"mock server did not start: {command}\n{printed}")
+        time.sleep(0.05)
+    return process, output, int(port_file.read_text())
+
+
+def stop_mock(process: subprocess.Popen[bytes] | None, output: IO[bytes] | None) -> None:
+    """Stop a mock started by `start_mock` (terminate, then kill) and close its output file."""
+    if process is not None:
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if output is not None:
+        output.close()
+
+
 class Sandbox:
     """A mock server in its own network namespace, plus a clean environment for the CLI."""
 
@@ -150,38 +192,13 @@ class Sandbox:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
         self.log.touch()
-        port_file = self.root / "mock.port"
-        command = [
-            *self.isolation.start_prefix(),
-            sys.executable,
-            str(MOCK),
-            *("--port", "0", "--port-file", str(port_file), "--log", str(self.log)),
-            *("--summary-file", str(self.summary_file)),
-        ]
-        self._mock_output = (self.root / "mock.out").open("wb")
-        self._mock = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=self._mock_output, stderr=subprocess.STDOUT
+        self._mock, self._mock_output, self.port = start_mock(
+            MOCK, self.root, self.isolation, self.log, self.summary_file
         )
-        deadline = time.monotonic() + 15
-        while not port_file.exists():
-            if self._mock.poll() is not None or time.monotonic() > deadline:
-                output = (self.root / "mock.out").read_text(errors="replace")
-                raise RuntimeError(f"mock server did not start: {command}\n{output}")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
 
     def stop(self) -> None:
-        if self._mock is not None:
-            self._mock.terminate()
-            try:
-                self._mock.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._mock.kill()
-                self._mock.wait()
-            self._mock = None
-        if self._mock_output is not None:
-            self._mock_output.close()
-            self._mock_output = None
+        stop_mock(self._mock, self._mock_output)
+        self._mock, self._mock_output = None, None
 
     @property
     def env(self) -> dict[str, str]:

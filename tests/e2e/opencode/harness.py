@@ -63,6 +63,8 @@ def _claude_harness() -> Any:
 
 detect_isolation = _claude_harness().detect_isolation
 message_text = _claude_harness().message_text
+start_mock = _claude_harness().start_mock  # the mock's lifecycle: the same flags, both mocks
+stop_mock = _claude_harness().stop_mock
 
 
 def opencode_binary() -> Path | None:
@@ -153,38 +155,13 @@ class Sandbox:
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         self.log.touch()
-        port_file = self.root / "mock.port"
-        command = [
-            *self.isolation.start_prefix(),
-            sys.executable,
-            str(MOCK),
-            *("--port", "0", "--port-file", str(port_file), "--log", str(self.log)),
-            *("--summary-file", str(self.summary_file)),
-        ]
-        self._mock_output = (self.root / "mock.out").open("wb")
-        self._mock = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=self._mock_output, stderr=subprocess.STDOUT
+        self._mock, self._mock_output, self.port = start_mock(
+            MOCK, self.root, self.isolation, self.log, self.summary_file
         )
-        deadline = time.monotonic() + 15
-        while not port_file.exists():
-            if self._mock.poll() is not None or time.monotonic() > deadline:
-                output = (self.root / "mock.out").read_text(errors="replace")
-                raise RuntimeError(f"mock server did not start: {command}\n{output}")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
 
     def stop(self) -> None:
-        if self._mock is not None:
-            self._mock.terminate()
-            try:
-                self._mock.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._mock.kill()
-                self._mock.wait()
-            self._mock = None
-        if self._mock_output is not None:
-            self._mock_output.close()
-            self._mock_output = None
+        stop_mock(self._mock, self._mock_output)
+        self._mock, self._mock_output = None, None
 
     def env(self, home: Path, cwd: Path) -> dict[str, str]:
         """The whole environment of one run (nothing is inherited)."""
