@@ -9,9 +9,11 @@ the next write into that folder once it is older than an hour.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -88,6 +90,27 @@ def locked(target: Path, locks_dir: Path) -> Iterator[None]:
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def read_regular(path: Path | str) -> bytes:
+    """Read the regular file at `path`; never block on what stands in its place.
+
+    A FIFO (or a device) planted where ctxward keeps a state file would make a plain read wait
+    for a writer forever. It is opened without blocking and refused: OSError(EINVAL) naming the
+    path, which every reader already handles as an unreadable file. Missing files raise
+    FileNotFoundError and folders IsADirectoryError, as `Path.read_bytes` does.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO or a device?)", str(path))
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
         os.close(fd)
 
 
