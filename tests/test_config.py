@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxward.config import Config, DispatchConfig, InjectionConfig, load
+from ctxward.config import BankConfig, Config, DispatchConfig, InjectionConfig, load
 from ctxward.errors import BadInput
 from ctxward.project import Project
 
@@ -54,6 +54,54 @@ def test_values_are_read_over_the_defaults(write_config):
     )
     assert config.injection.limit_chars == 5_000
     assert config.as_dict()["dispatch"]["capacity_bytes"] == 131_072
+
+
+def test_as_dict_keeps_the_declared_order_and_copies(write_config):
+    """`config show` prints as_dict() in field order: what dataclasses.asdict gave."""
+    config = load(write_config("scoring:\n  keywords: [{term: flaky}]\n  relevance: {a: {b: 1}}\n"))
+
+    shown = config.as_dict()
+
+    assert list(shown) == [
+        "preset",
+        "dispatch",
+        "injection",
+        "reports",
+        "scoring",
+        "bank",
+        "drift",
+        "source",
+    ]
+    assert list(shown["dispatch"]) == ["capacity_bytes", "capacity_by_agent", "offload"]
+    assert list(shown["scoring"]) == ["keywords", "ignore", "relevance"]
+    assert shown["bank"] == {"total_budget": 100, "phases": 8}
+    assert shown["scoring"]["keywords"] == (
+        {
+            "term": "flaky",
+            "impact": None,
+            "risk": None,
+            "novelty": None,
+            "category": "custom",
+            "forms": ["flaky"],
+        },
+    )
+    assert shown["scoring"]["keywords"][0] is not config.scoring.keywords[0]
+    assert shown["drift"] == config.drift and shown["drift"] is not config.drift
+
+
+def test_defaults_are_fresh_frozen_values():
+    first, second = Config(), Config()
+
+    assert first == second and first is not second
+    assert first.dispatch.capacity_by_agent is not second.dispatch.capacity_by_agent
+    assert first.scoring.relevance is not second.scoring.relevance
+    assert first.drift is not second.drift
+    assert hash(BankConfig()) == hash(BankConfig(total_budget=100, phases=8))
+    assert BankConfig(phases=2) != BankConfig()
+    with pytest.raises(TypeError):  # a dict field, as with the frozen dataclass
+        hash(first)
+    with pytest.raises(AttributeError, match="frozen"):
+        first.preset = "peaks"
 
 
 @pytest.mark.parametrize(

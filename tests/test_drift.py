@@ -508,6 +508,31 @@ def test_no_temporary_file_is_left_behind(project):
     assert names == ["tidy.drift.json", "tidy.tools.jsonl"]
 
 
+def test_a_temporary_state_file_left_by_a_crash_is_reused(project):
+    _hammer(str(project), "tidy", 0, 2)
+    folder = project / ".ctxward" / "sessions"
+    (folder / "tidy.drift.json.tmp").write_text('{"half', encoding="utf-8")  # killed mid-write
+    _hammer(str(project), "tidy", 2, 1)
+    assert sorted(p.name for p in folder.iterdir()) == ["tidy.drift.json", "tidy.tools.jsonl"]
+    assert json.loads((folder / "tidy.drift.json").read_text("utf-8"))["n"] == 3
+
+
+def test_switched_off_a_crash_leftover_is_removed_and_a_fresh_one_left_alone(project):
+    folder = project / ".ctxward" / "sessions"
+    folder.mkdir(parents=True)
+    (project / ".ctxward" / "config.yaml").write_text("drift: {enabled: false}\n", "utf-8")
+    leftover = folder / "s-1.drift.json.tmp"
+    leftover.write_text('{"half', encoding="utf-8")  # another call writing it right now
+    assert drift.record(project, "PostToolUse", payload(1)) == []
+    assert leftover.exists() and not (folder / "s-1.drift.json").exists()
+    os.utime(leftover, (1_000_000_000, 1_000_000_000))  # a crash's, long ago
+    assert drift.record(project, "PostToolUse", payload(2)) == []
+    assert not leftover.exists()
+    assert drift.record(project, "PostToolUse", payload(3)) == []
+    assert json.loads((folder / "s-1.drift.json").read_text("utf-8"))["off"] is True
+    assert sorted(p.name for p in folder.iterdir()) == ["s-1.drift.json"]
+
+
 def test_unsafe_session_ids_become_hashed_file_names(project):
     drift.record(project, "PostToolUse", payload(1, session="../../etc/passwd"))
     (log,) = (project / ".ctxward" / "sessions").glob("*.tools.jsonl")

@@ -137,3 +137,38 @@ def test_many_rules_are_offloaded_not_dropped(project, make_skill, activate_skil
     assert "300 rules" in out
     payload = (project / "docs/plans/big/.compaction-payload.md").read_text(encoding="utf-8")
     assert list(parse_sections(payload)[0].rules) == rules
+
+
+def test_a_broken_plan_is_named_and_the_others_still_reach_the_summarizer(
+    two_plans, load_payload, run_hook
+):
+    broken = two_plans / "broken"
+    broken.mkdir()
+    (broken / "invariants.md").write_bytes(b"# Active Invariants\n\n## x\n\xff\n")
+
+    code, out, err = run_hook(load_payload("PreCompact.json"))
+
+    assert (code, err) == (0, "")
+    for rule in RULES_A + RULES_B:
+        assert f"  - {rule}\n" in out
+    assert out.endswith(
+        "ctxward could not read this plan, so its rules are not listed above. Keep this note "
+        "in your summary, so that the file gets fixed:\n"
+        "- docs/plans/broken/invariants.md: not UTF-8 (byte 26)\n"
+    )
+    assert (two_plans / "one" / ".compaction-payload.md").is_file()
+    assert not (broken / ".compaction-payload.md").exists()
+
+
+def test_with_only_broken_plans_the_summarizer_still_hears_of_them(project, load_payload, run_hook):
+    for slug in ("a", "b"):
+        folder = project / "docs" / "plans" / slug
+        folder.mkdir(parents=True)
+        (folder / "invariants.md").write_bytes(b"\xfe\xff")
+
+    code, out, err = run_hook(load_payload("PreCompact.json"))
+
+    assert (code, err) == (0, "")
+    assert "ctxward could not read these plans, so their rules are not listed above." in out
+    assert "- docs/plans/a/invariants.md: not UTF-8 (byte 0)\n" in out
+    assert "- docs/plans/b/invariants.md: not UTF-8 (byte 0)\n" in out

@@ -180,3 +180,39 @@ def test_a_lowered_injection_limit_from_config_is_honoured(
 
     assert len(context) <= 1_500
     assert ".ctxward/offload/" in context
+
+
+def test_a_broken_plan_is_named_and_the_others_are_still_injected(plans, load_payload, run_hook):
+    broken = plans / "broken"
+    broken.mkdir()
+    (broken / "invariants.md").write_bytes(b"# Active Invariants\n\n## x\n\xff\n")
+
+    code, out, err = run_hook(load_payload("SessionStart.compact.json"))
+
+    assert (code, err) == (0, "")
+    context = context_of(out)
+    for rule in RULES_A + RULES_B:
+        assert f"\n- {rule}\n" in context
+    assert context.endswith(
+        "ctxward could not read this plan, so its rules are missing here; tell the user, so "
+        "that the file gets fixed:\n- docs/plans/broken/invariants.md: not UTF-8 (byte 26)\n"
+    )
+
+
+def test_missing_and_stale_payloads_are_all_distilled_before_injection(
+    plans, load_payload, run_hook
+):
+    for payload in plans.glob("*/.compaction-payload.md"):
+        payload.unlink()
+    (plans / "one" / "invariants.md").write_text(
+        (plans / "one" / "invariants.md").read_text("utf-8") + "\n", "utf-8"
+    )  # a hand edit: every digest changes
+
+    code, out, _ = run_hook(load_payload("SessionStart.compact.json"))
+
+    assert code == 0
+    for slug in ("one", "two"):
+        source = (plans / slug / "invariants.md").read_bytes()
+        head = (plans / slug / ".compaction-payload.md").read_text("utf-8").split("\n", 1)[0]
+        assert hashlib.sha256(source).hexdigest() in head
+    assert "\n- beta: cite file:line\n" in context_of(out)

@@ -1,18 +1,28 @@
-"""Atomic writes (unchanged -> untouched, no symlinks, validated, no temp left) and the lock."""
+"""Atomic writes (unchanged -> untouched, no symlinks, validated, no temp left), the lock, and
+the readers that never wait on a FIFO (read_regular, read_regular_text, open_regular)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from ctxward.errors import CtxwardError
-from ctxward.fsutil import atomic_write, locked, sha256_hex
+from ctxward.fsutil import (
+    atomic_write,
+    locked,
+    open_regular,
+    read_regular,
+    read_regular_text,
+    sha256_hex,
+)
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
 
@@ -156,3 +166,100 @@ def test_locked_holds_one_lock_file_per_target(folder):
     with locked(folder / "a", locks):
         pass  # released: taking it again does not block
     assert len(list(locks.iterdir())) == 2
+
+
+# --- read_regular, read_regular_text, open_regular: never a wait on a FIFO ----------------------
+
+
+def _within(seconds, call, *args):
+    """`call(*args)` on a daemon thread: its result, or its exception re-raised; a call still
+    blocked after `seconds` fails the test instead of hanging the suite."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = call(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{call.__name__}{args!r} still blocked after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+READERS = [read_regular, read_regular_text, open_regular]
+
+
+def test_read_regular_returns_the_bytes_of_a_regular_file(folder):
+    path = folder / "file.bin"
+    path.write_bytes(b"a\r\nb\x00\xff")
+
+    assert read_regular(path) == b"a\r\nb\x00\xff"
+    assert read_regular(str(path)) == b"a\r\nb\x00\xff"
+    (folder / "empty").touch()
+    assert read_regular(folder / "empty") == b""
+
+
+def test_read_regular_text_reads_as_path_read_text_does(folder):
+    path = folder / "file.md"
+    path.write_bytes("é\r\nb\rc\n".encode())
+
+    assert read_regular_text(path) == path.read_text(encoding="utf-8") == "é\nb\nc\n"
+    path.write_bytes(b"\xff")
+    with pytest.raises(UnicodeDecodeError):
+        read_regular_text(path)
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_fifo_is_refused_at_once_as_einval(folder, reader):
+    fifo = folder / "state.json"
+    os.mkfifo(fifo)
+
+    with pytest.raises(OSError, match=r"not a regular file \(a FIFO or a device\?\)") as info:
+        _within(10, reader, fifo)
+
+    assert info.value.errno == errno.EINVAL
+    assert info.value.filename == str(fifo)
+    assert type(info.value) is OSError  # not a subclass a caller might catch as "missing"
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_device_is_refused_as_einval(reader):
+    with pytest.raises(OSError) as info:
+        reader(os.devnull)
+
+    assert info.value.errno == errno.EINVAL
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_folder_is_refused_as_a_folder(folder, reader):
+    with pytest.raises(IsADirectoryError) as info:
+        reader(folder)
+
+    assert info.value.errno == errno.EISDIR
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_missing_file_is_file_not_found(folder, reader):
+    with pytest.raises(FileNotFoundError):
+        reader(folder / "missing.json")
+
+
+def test_open_regular_hands_over_the_descriptor_and_leaks_none(folder):
+    path = folder / "file.txt"
+    path.write_bytes(b"streamed\n")
+    fifo = folder / "fifo"
+    os.mkfifo(fifo)
+    before = len(os.listdir("/proc/self/fd"))
+
+    with open(open_regular(path), "rb") as handle:
+        assert handle.readline() == b"streamed\n"
+    for refused in (fifo, folder):
+        with pytest.raises(OSError):
+            open_regular(refused)
+
+    assert len(os.listdir("/proc/self/fd")) == before

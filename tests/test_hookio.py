@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,12 +145,14 @@ def test_internal_error_when_the_log_cannot_be_written(tmp_path, load_payload):
 def test_expected_failure_is_exit_1_one_line(run_hook, project, load_payload):
     folder = project / "docs" / "plans" / "p"
     folder.mkdir(parents=True)
-    (folder / "invariants.md").write_bytes(b"## x\n### Rules\n- caf\xe9\n")
+    (folder / "invariants.md").write_bytes(b"## x\n### Rules\n- keep me\n")
+    (project / ".ctxward").mkdir()
+    (project / ".ctxward" / "config.yaml").write_bytes(b"injection: {limit_chars: caf\xe9}\n")
 
     code, out, err = run_hook(load_payload("PreCompact.json"))
 
     assert (code, out) == (1, "")
-    assert "invariants.md: not UTF-8" in one_line(err)
+    assert err == "ctxward: PreCompact: .ctxward/config.yaml: not UTF-8 (byte 28)\n"
 
 
 @pytest.mark.parametrize("event", sorted(HANDLERS))
@@ -260,3 +264,48 @@ def test_values_are_frozen_records():
         del outcome.reason
     with pytest.raises(AttributeError):
         outcome.extra = 1
+
+
+def test_value_replace_makes_a_changed_copy():
+    """`Value.replace` is `dataclasses.replace`: through `__init__`, the original untouched."""
+    changed = NOTHING.replace(decision="deny", reason="too big")
+
+    assert changed == Outcome(decision="deny", reason="too big")
+    assert Outcome() == NOTHING and changed.replace() == changed
+    with pytest.raises(TypeError):
+        NOTHING.replace(verdict="deny")
+
+
+def test_value_as_dict_is_dataclasses_asdict(tmp_path):
+    """Keys in annotation order (not the sorted slots); nested Values and containers copied."""
+    data = {"tool_input": {"paths": ["a", "b"]}, "pair": ("x", ["y"])}
+    event = HookEvent("PreToolUse", data, Project(tmp_path))
+
+    as_dict = event.as_dict()
+
+    assert as_dict == {"name": "PreToolUse", "data": data, "project": {"root": tmp_path}}
+    assert list(as_dict) == ["name", "data", "project"]
+    assert list(Outcome().as_dict()) == [
+        "context",
+        "notice",
+        "plain",
+        "decision",
+        "reason",
+        "updated_input",
+    ]
+    copied = as_dict["data"]
+    assert copied is not data and copied["tool_input"]["paths"] is not data["tool_input"]["paths"]
+    assert isinstance(copied["pair"], tuple) and copied["pair"][1] is not data["pair"][1]
+
+
+def test_config_and_sessions_import_without_dataclasses():
+    """The hot hook paths import these two; `dataclasses` would pull in `inspect` (~5 ms)."""
+    lib = Path(__file__).resolve().parents[1] / "lib"
+    code = (
+        f"import sys; sys.path.insert(0, {str(lib)!r}); import ctxward.config, ctxward.sessions; "
+        "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == "[]\n"

@@ -7,7 +7,6 @@ import itertools
 import json
 import math
 import re
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -379,7 +378,7 @@ def extraction(**fields: object) -> Extraction:
         patterns=(),
         redactions=0,
     )
-    return replace(base, **fields)
+    return base.replace(**fields)
 
 
 LOWER = {
@@ -506,7 +505,7 @@ def test_the_yaml_has_the_seed_shape(tmp_path, project):
     assert block["user"] == {"level": "beginner"}
     assert data["source"] == {"transcript": str(tmp_path / f"{SESSION}.jsonl")}
     assert sessions.as_dict(summary) == block
-    assert sessions.read(Project(project), SESSION) == replace(summary, dropped={})
+    assert sessions.read(Project(project), SESSION) == summary.replace(dropped={})
 
 
 def test_writing_is_idempotent(tmp_path, project):

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import atomic_write, locked
+from ctxward.fsutil import atomic_write, locked, open_regular, read_regular
 from ctxward.limits import MAX_DEPTH, problem
 from ctxward.project import Project
 from ctxward.scrub import scrub
@@ -188,7 +188,7 @@ def artifact_path(
 def _file_digest(path: Path) -> tuple[int, str]:
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as handle:
+    with open(open_regular(path), "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
             size += len(chunk)
@@ -245,7 +245,12 @@ def record_artifact(
     if not path.is_file():
         raise BadInput(f"{path}: not a regular file")
     cleaned = _clean_summary(summary)
-    size, digest = _file_digest(path)
+    try:
+        size, digest = _file_digest(path)
+    except FileNotFoundError:
+        raise  # it vanished after the check (`watch` skips it)
+    except OSError as exc:  # unreadable, or swapped for a FIFO after the check
+        raise BadInput(f"{path}: cannot be read ({exc.strerror or exc})") from None
     folder = artifacts_dir(project, session)
     warnings: list[Notice] = []
     if path.resolve().parent != folder.resolve() or not path.name.startswith(stem + "."):
@@ -299,7 +304,7 @@ def save_text_artifact(
     used: list[int] = []
     for record_file in sorted(folder.glob(f"{prefix}*{META_SUFFIX}")):
         try:
-            stored = json.loads(record_file.read_text(encoding="utf-8"))
+            stored = json.loads(read_regular(record_file).decode("utf-8"))
             meta = ArtifactMeta.from_dict(stored)
         except (OSError, ValueError, RecursionError):
             continue
@@ -386,7 +391,7 @@ def load_batch(project: Project, session: str, batch: str) -> Batch:
     folder = artifacts_dir(project, session)
     for record_file in sorted(folder.glob(f"*{META_SUFFIX}")) if folder.is_dir() else ():
         try:
-            stored = json.loads(record_file.read_text(encoding="utf-8"))
+            stored = json.loads(read_regular(record_file).decode("utf-8"))
             if not isinstance(stored, dict):
                 raise ValueError("not an object")
             if stored.get("batch", stored.get("rid")) != batch:
@@ -463,7 +468,7 @@ def _read_channel(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return _empty_channel()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise CtxwardError(
             f"{path}: the shared channel is unreadable ({exc}); left untouched"

@@ -28,7 +28,7 @@ from typing import Any
 
 from ctxward import scoring
 from ctxward.errors import BadInput
-from ctxward.fsutil import atomic_write, locked
+from ctxward.fsutil import atomic_write, locked, open_regular, read_regular_text
 from ctxward.project import Project
 from ctxward.scoring import Preflight, Score, Tables
 from ctxward.scrub import scrub
@@ -748,9 +748,9 @@ def _today() -> str:
 def read_staged(path: Path) -> Staged | None:
     """The header of a staged L1 file, or None when `path` is not one."""
     try:
-        with path.open(encoding="utf-8") as handle:
+        with open(open_regular(path), encoding="utf-8") as handle:
             head = handle.read(4096)
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):  # a FIFO too: `open_regular` never waits on one
         return None
     match = _HEADER.search(head)
     if match is None:
@@ -870,7 +870,7 @@ def handoff(project: Project, tables: Tables, *, phase: str | None = None) -> Ha
                 already.append(staged)
                 continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular_text(path)
         except (OSError, UnicodeDecodeError):
             unrecognized.append(project.relative(path))
             continue

@@ -1,49 +1,70 @@
-"""`.ctxward/config.yaml` (optional) merged over the defaults, validated into frozen dataclasses.
+"""`.ctxward/config.yaml` (optional) merged over the defaults, validated into frozen values.
 
 Unknown keys and wrong types are errors naming the file and the key: a typo must not silently
 leave a default in force. YAML is only imported when the file exists.
+
+The values are `hooktypes.Value`s, not dataclasses: the hooks import this module on their hot
+path, and `dataclasses` (through `inspect`) plus generating each class's methods cost more than
+the rest of the module. `Config.as_dict()` keeps the field order the classes annotate.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxward import drift
 from ctxward.errors import BadInput
+from ctxward.hooktypes import Value
 from ctxward.project import Project
 
 CONFIG_FILE = "config.yaml"
 PRESETS = ("pantheon", "peaks")
 
 
-@dataclass(frozen=True, slots=True)
-class DispatchConfig:
-    capacity_bytes: int = 262_144  # seed 004 G9: 256K
-    capacity_by_agent: dict[str, int] = field(default_factory=dict)
-    offload: bool = True
+class DispatchConfig(Value):
+    __slots__ = ("capacity_by_agent", "capacity_bytes", "offload")
+    capacity_bytes: int  # seed 004 G9: 256K by default
+    capacity_by_agent: dict[str, int]
+    offload: bool
+
+    def __init__(
+        self,
+        capacity_bytes: int = 262_144,
+        capacity_by_agent: dict[str, int] | None = None,
+        offload: bool = True,
+    ) -> None:
+        self._set(
+            capacity_bytes=capacity_bytes,
+            capacity_by_agent={} if capacity_by_agent is None else capacity_by_agent,
+            offload=offload,
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class InjectionConfig:
+class InjectionConfig(Value):
+    __slots__ = ("limit_chars",)
     # Claude Code cuts hook output strings at 10,000 characters; leave room for the prefix it
-    # adds ("SessionStart hook additional context: ").
-    limit_chars: int = 9_000
+    # adds ("SessionStart hook additional context: "): 9,000 by default.
+    limit_chars: int
+
+    def __init__(self, limit_chars: int = 9_000) -> None:
+        self._set(limit_chars=limit_chars)
 
 
 REPORT_ENFORCE = ("block", "offload", "off")
 
 
-@dataclass(frozen=True, slots=True)
-class ReportsConfig:
+class ReportsConfig(Value):
+    __slots__ = ("enforce",)
     # G0: a sub-agent report over 40 lines / 2 KB is saved as an artifact; `block` also sends
     # the sub-agent back to summarise it, `offload` only saves it, `off` does nothing.
-    enforce: str = "block"
+    enforce: str
+
+    def __init__(self, enforce: str = "block") -> None:
+        self._set(enforce=enforce)
 
 
-@dataclass(frozen=True, slots=True)
-class ScoringConfig:
+class ScoringConfig(Value):
     """Project extensions of the shipped scoring tables (lib/ctxward/data/scoring.yaml).
 
     keywords: entries {term, impact, risk, novelty, category, forms}; one whose term matches a
@@ -51,33 +72,81 @@ class ScoringConfig:
     relevance: {from_agent: {to_agent: 0.0..1.0}} merged over the seed's table.
     """
 
-    keywords: tuple[dict[str, Any], ...] = ()
-    ignore: tuple[str, ...] = ()
-    relevance: dict[str, dict[str, float]] = field(default_factory=dict)
+    __slots__ = ("ignore", "keywords", "relevance")
+    keywords: tuple[dict[str, Any], ...]
+    ignore: tuple[str, ...]
+    relevance: dict[str, dict[str, float]]
+
+    def __init__(
+        self,
+        keywords: tuple[dict[str, Any], ...] = (),
+        ignore: tuple[str, ...] = (),
+        relevance: dict[str, dict[str, float]] | None = None,
+    ) -> None:
+        self._set(
+            keywords=keywords, ignore=ignore, relevance={} if relevance is None else relevance
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class BankConfig:
+class BankConfig(Value):
     """The L2 memory bank (seed 000 §6, §18): the `## Completed Phases` budget, in lines."""
 
-    total_budget: int = 100  # TOTAL_BUDGET
-    phases: int = 8  # estimated phases of a feature when `bank promote --phases` is not given
+    __slots__ = ("phases", "total_budget")
+    total_budget: int  # TOTAL_BUDGET
+    phases: int  # estimated phases of a feature when `bank promote --phases` is not given
+
+    def __init__(self, total_budget: int = 100, phases: int = 8) -> None:
+        self._set(total_budget=total_budget, phases=phases)
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    preset: str | None = None
-    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
-    injection: InjectionConfig = field(default_factory=InjectionConfig)
-    reports: ReportsConfig = field(default_factory=ReportsConfig)
-    scoring: ScoringConfig = field(default_factory=ScoringConfig)
-    bank: BankConfig = field(default_factory=BankConfig)
+_default_drift = drift.default_limits  # Config.__init__'s parameter `drift` hides the module
+
+
+class Config(Value):
+    """The settings in force; a sub-config left out gets its defaults (fresh dicts each time)."""
+
+    __slots__ = (
+        "bank",
+        "dispatch",
+        "drift",
+        "injection",
+        "preset",
+        "reports",
+        "scoring",
+        "source",
+    )
+    # as_dict() (`config show`) lists the fields in this order.
+    preset: str | None
+    dispatch: DispatchConfig
+    injection: InjectionConfig
+    reports: ReportsConfig
+    scoring: ScoringConfig
+    bank: BankConfig
     # Drift detection (seed 002): thresholds per signature, validated by drift.parse_limits.
-    drift: dict[str, Any] = field(default_factory=drift.default_limits)
-    source: str | None = None  # the file it was read from, if any
+    drift: dict[str, Any]
+    source: str | None  # the file it was read from, if any
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def __init__(
+        self,
+        preset: str | None = None,
+        dispatch: DispatchConfig | None = None,
+        injection: InjectionConfig | None = None,
+        reports: ReportsConfig | None = None,
+        scoring: ScoringConfig | None = None,
+        bank: BankConfig | None = None,
+        drift: dict[str, Any] | None = None,
+        source: str | None = None,
+    ) -> None:
+        self._set(
+            preset=preset,
+            dispatch=DispatchConfig() if dispatch is None else dispatch,
+            injection=InjectionConfig() if injection is None else injection,
+            reports=ReportsConfig() if reports is None else reports,
+            scoring=ScoringConfig() if scoring is None else scoring,
+            bank=BankConfig() if bank is None else bank,
+            drift=_default_drift() if drift is None else drift,
+            source=source,
+        )
 
 
 def _check_int(value: object, where: str, minimum: int, maximum: int) -> int:
@@ -175,8 +244,12 @@ def load(project: Project) -> Config:
     import yaml
 
     source = project.relative(path)
+    from ctxward.fsutil import read_regular
+
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
+    except OSError as exc:  # replaced by a FIFO since the check above, say
+        raise BadInput(f"{source}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise BadInput(f"{source}: not UTF-8 (byte {exc.start})") from None
     try:

@@ -36,6 +36,7 @@ from typing import Any
 
 from ctxward import install
 from ctxward.errors import CtxwardError
+from ctxward.fsutil import read_regular_text
 from ctxward.project import Project
 
 OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
@@ -316,7 +317,7 @@ def _check_plugin(
     if not path.is_file():
         return False
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         checks.append(Check(f"opencode.{scope}.plugin", FAIL, f"{label} cannot be read", str(exc)))
         return False

@@ -66,11 +66,13 @@ Library functions never print and never exit.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import time
 
-from ctxward.errors import BadInput
+from ctxward.errors import BadInput, CtxwardError
 from ctxward.sessionfiles import SESSIONS_DIRNAME, safe_id
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
@@ -125,6 +127,7 @@ EVENTS = (POST_TOOL_USE, POST_TOOL_USE_FAILURE)
 
 LOG_SUFFIX = ".tools.jsonl"
 STATE_SUFFIX = ".drift.json"
+_ORPHAN_SECONDS = 60  # a state write takes microseconds; a temporary file this old is a crash's
 STATE_VERSION = 1
 TAIL_BYTES = 64 * 1024  # how much of the log a lost state is rebuilt from
 RECENT_IDS = 32  # call ids remembered to recognise a call observed twice
@@ -687,7 +690,14 @@ class _Session:
             return self
         os.makedirs(self.folder, exist_ok=True)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        self._fd = os.open(self.log_path, flags, 0o644)
+        try:
+            self._fd = _open_regular(self.log_path, flags)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENXIO):  # ENXIO: a FIFO nobody reads
+                raise
+            raise CtxwardError(
+                f"{self.log_path}: not a regular file (a FIFO?); the call is not observed"
+            ) from None
         import fcntl
 
         fcntl.flock(self._fd, fcntl.LOCK_EX)
@@ -718,7 +728,7 @@ class _Session:
 
     def _read_state(self) -> dict[str, Any] | None:
         try:
-            with open(self.state_path, "rb") as handle:
+            with open(_open_regular(self.state_path), "rb") as handle:
                 data = json.loads(handle.read())
         except (OSError, ValueError, RecursionError):  # a damaged cache is rebuilt from the log
             return None
@@ -729,9 +739,26 @@ class _Session:
         raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogatepass"
         )
-        tmp = f"{self.state_path}.{os.getpid()}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(tmp, flags, 0o644)
+        # One temporary name per state file, so that a crash's leftover is reused, not left. Under
+        # the log's lock it is simply truncated; without it (drift switched off: no log is held)
+        # it is created exclusively, and one left by a crash a minute ago is removed instead.
+        tmp = self.state_path + ".tmp"
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = _open_regular(tmp, flags | (os.O_TRUNC if self._fd >= 0 else os.O_EXCL))
+        except FileExistsError:  # another call is writing it, or a crash left it
+            try:
+                if os.stat(tmp).st_mtime < time.time() - _ORPHAN_SECONDS:
+                    os.unlink(tmp)
+            except OSError:
+                pass  # gone already
+            return  # the state is a cache: the next call writes it
+        except OSError:  # not a regular file (a FIFO planted there): it is ours by name
+            try:  # noqa: SIM105 - contextlib would be one more import on every tool call
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return
         try:
             os.write(fd, raw)
         finally:
@@ -776,10 +803,23 @@ def _load_limits(root: str) -> dict[str, Any]:
     return limits
 
 
+def _open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """`os.open` that never blocks on a FIFO planted in a state file's place: OSError(EINVAL).
+
+    fsutil.open_regular does the same; this module is on every tool call's path, and fsutil's
+    imports (pathlib, hashlib) would double what it costs to import.
+    """
+    fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file (a FIFO or a device?)", str(path))
+    return fd
+
+
 def _tail_lines(path: str, size: int) -> list[dict[str, Any]]:
     """The JSON objects on the last lines of `path`, within its last `size` bytes."""
     try:
-        with open(path, "rb") as handle:
+        with open(_open_regular(path), "rb") as handle:
             handle.seek(0, os.SEEK_END)
             end = handle.tell()
             start = max(0, end - size)
@@ -825,7 +865,7 @@ def newest_log(project: Project) -> Path | None:
 
 def iter_log(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON-object lines of a hook log (a partial last line is skipped)."""
-    with path.open("rb") as handle:
+    with open(_open_regular(path), "rb") as handle:
         yield from _objects(handle)
 
 
@@ -854,7 +894,8 @@ def read_log(project: Project, path: Path) -> dict[str, Any]:
     active: list[str] = []
     state = path.with_name(name + STATE_SUFFIX)
     try:
-        saved = json.loads(state.read_bytes())
+        with open(_open_regular(state), "rb") as handle:
+            saved = json.loads(handle.read())
         if isinstance(saved, dict) and isinstance(saved.get("active"), list):
             active = [a for a in saved["active"] if isinstance(a, str) and a in SIGNATURES]
     except (OSError, ValueError, RecursionError):  # a damaged cache: the log alone speaks

@@ -9,12 +9,14 @@ hook hot path, which imports hookio first, does not pay for them before it has t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxward.errors import HookInputError
 
 if TYPE_CHECKING:
     from ctxward.project import Project
+
+_V = TypeVar("_V", bound="Value")
 
 
 class Value:
@@ -25,7 +27,8 @@ class Value:
     (a leaf: no further subclassing) lists its fields in `__slots__` (sorted, as ruff wants; the
     repr follows that order), annotates them, and sets them in `__init__` through `_set`. Equal
     when of the same class with equal fields; hashable when the fields are; assigning or
-    deleting a field afterwards raises AttributeError.
+    deleting a field afterwards raises AttributeError. `replace` and `as_dict` stand in for
+    `dataclasses.replace` and `dataclasses.asdict`.
     """
 
     __slots__: tuple[str, ...] = ()
@@ -55,6 +58,41 @@ class Value:
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
         return f"{type(self).__name__}({fields})"
+
+    def replace(self: _V, **changes: object) -> _V:
+        """A copy with `changes` made: what `dataclasses.replace` gives.
+
+        The fields go back through `__init__` by name, so a subclass's `__init__` takes each
+        field as a keyword of the same name; an unknown name is a TypeError.
+        """
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        make: Callable[..., _V] = type(self)
+        return make(**fields)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name, as `dataclasses.asdict` gives them.
+
+        The keys follow the order the class annotates its fields in (a dataclass's field order;
+        the JSON shows it), not the sorted `__slots__`. Nested Values become dicts; dicts, lists
+        and tuples are copied, their items converted likewise; other values are kept as they are.
+        """
+        order = list(type(self).__annotations__)
+        names = sorted(self.__slots__, key=order.index)  # ValueError for an unannotated field
+        return {name: _plain(getattr(self, name)) for name in names}
+
+
+def _plain(value: object) -> Any:
+    """`value` for `Value.as_dict`: Values as dicts, containers copied (`dataclasses.asdict`)."""
+    if isinstance(value, Value):
+        return value.as_dict()
+    if isinstance(value, dict):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    return value
 
 
 class HookEvent(Value):

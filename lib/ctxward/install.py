@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import atomic_write
+from ctxward.fsutil import atomic_write, read_regular, read_regular_text
 from ctxward.project import Project
 
 CLAUDE = "claude"
@@ -487,12 +487,12 @@ def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
     if path.is_symlink():
         raise BadInput(f"{label}: is a symbolic link; edit its target instead")
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         return {}, "", False
     except IsADirectoryError:
         raise BadInput(f"{label}: is a folder, not a JSON file") from None
-    except OSError as exc:
+    except OSError as exc:  # a FIFO too: `read_regular` never waits on one
         raise BadInput(f"{label}: cannot read: {exc.strerror}") from None
     try:
         text = raw.decode("utf-8")
@@ -857,7 +857,7 @@ def _install_plugin(result: Result, now: datetime | None) -> None:
     shipped = opencode_plugin_path().read_text(encoding="utf-8")
     path = result.path
     try:
-        current = path.read_text(encoding="utf-8")
+        current = read_regular_text(path)
         result.existed = True
     except FileNotFoundError:
         current = ""
@@ -884,7 +884,7 @@ def _install_plugin(result: Result, now: datetime | None) -> None:
 def _uninstall_plugin(result: Result, now: datetime | None) -> None:
     path = result.path
     try:
-        current = path.read_text(encoding="utf-8")
+        current = read_regular_text(path)
     except FileNotFoundError:
         return
     except (OSError, UnicodeDecodeError) as exc:

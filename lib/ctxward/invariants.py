@@ -7,14 +7,16 @@ so the compaction hooks stay cheap; writing it renders templates (Jinja2) and re
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import atomic_write, locked, sha256_hex
+from ctxward.fsutil import atomic_write, atomic_write_many, locked, read_regular, sha256_hex
+from ctxward.hooktypes import Value
 from ctxward.project import Project
 
 INVARIANTS_FILE = "invariants.md"
@@ -31,30 +33,54 @@ SKILL_SEARCH_PATHS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Skill:
+# Value, not @dataclass: the compaction hooks build these in a fresh interpreter on every run,
+# where `import dataclasses` and the class creation alone cost more than reading the plans.
+
+
+class Skill(Value):
+    __slots__ = ("name", "path", "rules")
     name: str
     rules: tuple[str, ...]
     path: Path
 
+    def __init__(self, name: str, rules: tuple[str, ...], path: Path) -> None:
+        self._set(name=name, rules=rules, path=path)
 
-@dataclass(frozen=True, slots=True)
-class Section:
+
+class Section(Value):
     """One skill's block in a plan's invariants.md (or its distilled payload)."""
 
+    __slots__ = ("activated", "branch", "full_rules", "rules", "skill")
     skill: str
     rules: tuple[str, ...]
-    full_rules: str = ""
-    activated: str = ""
-    branch: str = ""
+    full_rules: str
+    activated: str
+    branch: str
+
+    def __init__(
+        self,
+        skill: str,
+        rules: tuple[str, ...],
+        full_rules: str = "",
+        activated: str = "",
+        branch: str = "",
+    ) -> None:
+        self._set(
+            skill=skill, rules=rules, full_rules=full_rules, activated=activated, branch=branch
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Value):
+    __slots__ = ("folder", "sections", "slug", "source_sha256")
     slug: str
     folder: Path
     sections: tuple[Section, ...]
     source_sha256: str
+
+    def __init__(
+        self, slug: str, folder: Path, sections: tuple[Section, ...], source_sha256: str
+    ) -> None:
+        self._set(slug=slug, folder=folder, sections=sections, source_sha256=source_sha256)
 
     @property
     def invariants_path(self) -> Path:
@@ -71,7 +97,7 @@ class Plan:
     def payload_state(self) -> str:
         """'fresh' when the payload was distilled from the current invariants.md."""
         try:
-            head = self.payload_path.read_text(encoding="utf-8").split("\n", 1)[0]
+            head = read_regular(self.payload_path).decode("utf-8").split("\n", 1)[0]
         except FileNotFoundError:
             return "missing"
         except (OSError, UnicodeDecodeError):
@@ -80,19 +106,25 @@ class Plan:
         return "fresh" if match and match.group(1) == self.source_sha256 else "stale"
 
 
-@dataclass(frozen=True, slots=True)
-class RuleRef:
+class RuleRef(Value):
+    __slots__ = ("rule", "skill", "slug")
     slug: str
     skill: str
     rule: str
 
+    def __init__(self, slug: str, skill: str, rule: str) -> None:
+        self._set(slug=slug, skill=skill, rule=rule)
 
-@dataclass(frozen=True, slots=True)
-class Activation:
+
+class Activation(Value):
+    __slots__ = ("branch", "path", "replaced", "skill")
     path: Path
     skill: Skill
     replaced: bool
     branch: str
+
+    def __init__(self, path: Path, skill: Skill, replaced: bool, branch: str) -> None:
+        self._set(path=path, skill=skill, replaced=replaced, branch=branch)
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -257,7 +289,9 @@ def _read_existing(path: Path, project: Project) -> str:
     if not path.is_file():
         return ""
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular(path).decode("utf-8")
+    except OSError as exc:
+        raise BadInput(f"{project.relative(path)}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise BadInput(
             f"{project.relative(path)}: not UTF-8 (byte {exc.start}); fix or remove it first"
@@ -320,19 +354,20 @@ _FIELD_LABELS = (
 )
 
 
-def load_plan(folder: Path) -> Plan:
-    """Read one plan folder's invariants.md."""
+def load_plan(folder: Path, label: str | None = None) -> Plan:
+    """Read one plan folder's invariants.md (`label` names it in errors; default: its path)."""
     path = folder / INVARIANTS_FILE
+    name = label or str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         raise  # completed since it was listed: load_plans skips it
     except OSError as exc:  # unreadable (EACCES), a folder
-        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise BadInput(f"{name}: cannot read: {exc.strerror or exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInput(f"{path}: not UTF-8 (byte {exc.start})") from None
+        raise BadInput(f"{name}: not UTF-8 (byte {exc.start})") from None
     return Plan(
         slug=folder.name,
         folder=folder,
@@ -360,14 +395,55 @@ def plan_folders(project: Project) -> list[Path]:
 
 
 def load_plans(project: Project) -> list[Plan]:
-    """Every active plan (see `plan_folders`); one completed while we read is left out."""
-    plans = []
+    """Every active plan (see `plan_folders`); one completed while we read is left out.
+
+    BadInput for a plan that cannot be read: the commands stop there. The compaction hooks use
+    `readable_plans` instead, so that one broken plan does not take the others' rules with it.
+    """
+    return _plans(project, strict=True)[0]
+
+
+def readable_plans(project: Project) -> tuple[list[Plan], list[str]]:
+    """Every active plan that can be read, and a one-line problem for each that cannot."""
+    return _plans(project, strict=False)
+
+
+def _plans(project: Project, *, strict: bool) -> tuple[list[Plan], list[str]]:
+    plans: list[Plan] = []
+    unreadable: list[str] = []
     for folder in plan_folders(project):
         try:
-            plans.append(load_plan(folder))
+            plans.append(load_plan(folder, project.relative(folder / INVARIANTS_FILE)))
         except FileNotFoundError:
             continue
-    return plans
+        except BadInput as exc:
+            if strict:
+                raise
+            unreadable.append(str(exc))
+    if not strict:
+        unreadable.extend(_unlistable(project, {plan.slug for plan in plans}))
+    return plans, unreadable
+
+
+def _unlistable(project: Project, found: set[str]) -> list[str]:
+    """A line for each plan folder whose invariants.md cannot even be looked at (chmod 0)."""
+    problems: list[str] = []
+    try:
+        entries = os.scandir(project.plans_dir)
+    except OSError:  # no docs/plans/ (or not a folder): plan_folders found none either
+        return problems
+    with entries:
+        for entry in entries:
+            if entry.name in found or not SLUG_PATTERN.fullmatch(entry.name):
+                continue
+            try:
+                os.stat(os.path.join(entry.path, INVARIANTS_FILE), follow_symlinks=False)
+            except PermissionError as exc:
+                where = project.relative(Path(entry.path) / INVARIANTS_FILE)
+                problems.append(f"{where}: cannot read: {exc.strerror}")
+            except OSError:
+                continue  # no plan here (completed), or not a folder
+    return sorted(problems)
 
 
 def find_plan(project: Project, slug: str) -> Plan:
@@ -396,16 +472,38 @@ def render_payload(project: Project, plan: Plan) -> str:
 
 def distill(project: Project, plan: Plan) -> bool:
     """Write the plan's .compaction-payload.md; return False when it was already identical."""
-    text = render_payload(project, plan)
-    with locked(plan.payload_path, project.locks_dir):
-        return atomic_write(plan.payload_path, text)
+    return bool(distill_all(project, [plan]))
 
 
-def fresh_sections(project: Project, plan: Plan) -> list[Section]:
-    """The plan's rules, from its payload when fresh, distilling it first when missing or stale."""
-    if plan.payload_state() != "fresh":
-        distill(project, plan)
-    return parse_sections(plan.payload_path.read_text(encoding="utf-8"))
+def distill_all(project: Project, plans: Sequence[Plan]) -> list[Path]:
+    """Write every plan's .compaction-payload.md; return the payloads that changed.
+
+    One lock covers every payload of the project: PreCompact distills them all at once (the host
+    may fire it several times for one compaction), and a lock per file cost as much as the write.
+    """
+    if not plans:
+        return []  # no lock either: a project without plans gets no .ctxward/
+    texts = [(plan.payload_path, render_payload(project, plan)) for plan in plans]
+    with payloads_locked(project):
+        return atomic_write_many(texts)
+
+
+def payloads_locked(project: Project) -> AbstractContextManager[None]:
+    """The lock every writer (and remover) of a plan's payload holds."""
+    return locked(project.plans_dir / PAYLOAD_FILE, project.locks_dir)
+
+
+def fresh_plans(project: Project, plans: Sequence[Plan]) -> list[Plan]:
+    """The plans with their rules read from their payloads, distilling the missing or stale ones.
+
+    What is injected is what was distilled: the payload, scrubbed, is the text of record.
+    """
+    distill_all(project, [plan for plan in plans if plan.payload_state() != "fresh"])
+    return [plan.replace(sections=tuple(_payload_sections(plan))) for plan in plans]
+
+
+def _payload_sections(plan: Plan) -> list[Section]:
+    return parse_sections(read_regular(plan.payload_path).decode("utf-8"))
 
 
 def all_rules(plans: Iterable[Plan]) -> list[RuleRef]:

@@ -6,7 +6,6 @@ Claude Code cuts hook output strings at 10,000 characters. What does not fit is 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,9 +59,9 @@ def _first_rules(plans: Sequence[Plan], keep: int) -> list[Plan]:
             rules = section.rules[: max(keep, 0)]
             keep -= len(rules)
             if rules:
-                sections.append(dataclasses.replace(section, rules=rules))
+                sections.append(section.replace(rules=rules))
         if sections:
-            kept.append(dataclasses.replace(plan, sections=tuple(sections)))
+            kept.append(plan.replace(sections=tuple(sections)))
     return kept
 
 

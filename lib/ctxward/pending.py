@@ -81,8 +81,12 @@ def take(project: Project, session_id: str) -> dict[str, Any] | None:
         os.rename(path, claimed)
     except FileNotFoundError:
         return None  # another prompt took it first
+    from ctxward.fsutil import read_regular
+
     try:
-        raw = claimed.read_bytes()
+        raw = read_regular(claimed)
+    except OSError:  # a FIFO or a folder swapped in after the check: not an entry
+        raw = b""
     finally:
         with contextlib.suppress(FileNotFoundError):
             claimed.unlink()
@@ -156,8 +160,6 @@ def remember_lost(
 
 def _only(plans: Sequence[Plan], missing: Sequence[RuleRef]) -> list[Plan]:
     """The plans cut down to the `missing` rules (scrubbed), in order; emptied sections dropped."""
-    import dataclasses
-
     from ctxward.scrub import scrub
 
     wanted = {(ref.slug, ref.skill, ref.rule) for ref in missing}
@@ -169,9 +171,9 @@ def _only(plans: Sequence[Plan], missing: Sequence[RuleRef]) -> list[Plan]:
                 scrub(r)[0] for r in section.rules if (plan.slug, section.skill, r) in wanted
             )
             if rules:
-                sections.append(dataclasses.replace(section, rules=rules))
+                sections.append(section.replace(rules=rules))
         if sections:
-            kept.append(dataclasses.replace(plan, sections=tuple(sections)))
+            kept.append(plan.replace(sections=tuple(sections)))
     return kept
 
 

@@ -6,7 +6,7 @@ import contextlib
 from dataclasses import dataclass
 
 from ctxward.fsutil import locked
-from ctxward.invariants import Plan, branch_exists, find_plan, load_plans
+from ctxward.invariants import Plan, branch_exists, find_plan, load_plans, payloads_locked
 from ctxward.project import Project
 
 
@@ -39,8 +39,11 @@ def complete(project: Project, slug: str) -> list[str]:
     """Remove the plan's invariants.md and payload (other files stay); return what was removed."""
     plan = find_plan(project, slug)
     removed = []
-    for path in (plan.payload_path, plan.invariants_path):
-        with locked(path, project.locks_dir), contextlib.suppress(FileNotFoundError):
+    for path, lock in (
+        (plan.payload_path, payloads_locked(project)),
+        (plan.invariants_path, locked(plan.invariants_path, project.locks_dir)),
+    ):
+        with lock, contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed.append(project.relative(path))
     with contextlib.suppress(OSError):

@@ -44,7 +44,8 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     Every hook is a cold interpreter, and compiling the few templates it renders costs more
     than rendering them (the PreToolUse deny path: bench/hook_latency.py). Jinja2 keys each
     entry by the template's source checksum, so an edited template is recompiled. A cache that
-    cannot be read or written is skipped: it only ever costs the compile.
+    cannot be read or written is skipped: it only ever costs the compile. A cache file that is
+    not a regular file (a FIFO planted there) is skipped too, never waited on.
     """
     import contextlib
     import os
@@ -53,8 +54,11 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
     class TolerantCache(jinja2.FileSystemBytecodeCache):
         def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            from ctxward.fsutil import open_regular
+
             try:
-                super().load_bytecode(bucket)
+                with open(open_regular(self._get_cache_filename(bucket)), "rb") as handle:
+                    bucket.load_bytecode(handle)
             except (OSError, EOFError, ValueError, TypeError):
                 bucket.reset()
 

@@ -135,9 +135,11 @@ def _marker(project: Project, session: str, agent_id: str) -> Path:
 
 
 def _blocked_last_time(project: Project, session: str, agent_id: str) -> bool:
+    from ctxward.fsutil import read_regular
+
     try:
-        state = json.loads(_marker(project, session, agent_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        state = json.loads(read_regular(_marker(project, session, agent_id)).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # a FIFO too: never waited on
         return False
     return isinstance(state, dict) and state.get("blocked") is True
 

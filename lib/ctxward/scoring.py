@@ -10,7 +10,6 @@ the ignore list and the relevance table in `.ctxward/config.yaml` under `scoring
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import re
@@ -139,7 +138,7 @@ _CACHE: dict[str, Tables] = {}
 def load_tables(extra: ScoringConfig | None = None) -> Tables:
     """The shipped tables, extended by a project's `scoring:` config when given."""
     extra = extra or ScoringConfig()
-    key = json.dumps(dataclasses.asdict(extra), sort_keys=True)
+    key = json.dumps(extra.as_dict(), sort_keys=True)
     if key not in _CACHE:
         _CACHE[key] = _tables(extra)
     return _CACHE[key]

@@ -36,12 +36,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ctxward.errors import BadInput
+from ctxward.hooktypes import Value
 from ctxward.project import Project
 from ctxward.sessionfiles import SESSIONS_DIRNAME, summary_path
 
@@ -346,23 +346,38 @@ def sentences(text: str) -> Iterator[str]:
 # --- extraction -------------------------------------------------------------------------------
 
 
-@dataclass(slots=True, eq=False)
 class _Item:
-    text: str
-    words: frozenset[str]
-    message: int  # the message it was (last) said in
-    position: int  # in its category's items
-    reasoned: bool = False
-    fixed: bool = False
-    done: bool = False
+    """One idea of a category, updated as it is said again (compared by identity)."""
+
+    __slots__ = ("done", "fixed", "message", "position", "reasoned", "text", "words")
+
+    def __init__(
+        self,
+        text: str,
+        words: frozenset[str],
+        message: int,
+        position: int,
+        reasoned: bool = False,
+        fixed: bool = False,
+        done: bool = False,
+    ) -> None:
+        self.text = text
+        self.words = words
+        self.message = message  # the message it was (last) said in
+        self.position = position  # in its category's items
+        self.reasoned = reasoned
+        self.fixed = fixed
+        self.done = done
 
 
-@dataclass(slots=True)
 class _Category:
     """The items of one category, deduplicated as they arrive."""
 
-    items: list[_Item] = field(default_factory=list)
-    by_word: dict[str, set[int]] = field(default_factory=dict)  # word -> positions in items
+    __slots__ = ("by_word", "items")
+
+    def __init__(self) -> None:
+        self.items: list[_Item] = []
+        self.by_word: dict[str, set[int]] = {}  # word -> positions in items
 
     def add(self, text: str, message: int, source: str) -> _Item | None:
         words = _words(source)
@@ -410,10 +425,27 @@ class _Category:
         return [item.text + (DONE if item.done else "") for item in self.items]
 
 
-@dataclass(frozen=True, slots=True)
-class Extraction:
+class Extraction(Value):
     """Everything found in a transcript, before the budget."""
 
+    __slots__ = (
+        "action_items",
+        "assistant_messages",
+        "decisions",
+        "ended",
+        "errors_and_fixes",
+        "level",
+        "pattern",
+        "patterns",
+        "preferences",
+        "redactions",
+        "session_id",
+        "skill_updates",
+        "stack",
+        "started",
+        "token_count",
+        "user_messages",
+    )
     session_id: str
     started: str
     ended: str
@@ -430,6 +462,44 @@ class Extraction:
     skill_updates: tuple[str, ...]
     patterns: tuple[str, ...]
     redactions: int
+
+    def __init__(
+        self,
+        session_id: str,
+        started: str,
+        ended: str,
+        token_count: int,
+        user_messages: int,
+        assistant_messages: int,
+        decisions: tuple[str, ...],
+        errors_and_fixes: tuple[str, ...],
+        action_items: tuple[str, ...],
+        level: str,
+        preferences: tuple[str, ...],
+        pattern: str,
+        stack: tuple[str, ...],
+        skill_updates: tuple[str, ...],
+        patterns: tuple[str, ...],
+        redactions: int,
+    ) -> None:
+        self._set(
+            session_id=session_id,
+            started=started,
+            ended=ended,
+            token_count=token_count,
+            user_messages=user_messages,
+            assistant_messages=assistant_messages,
+            decisions=decisions,
+            errors_and_fixes=errors_and_fixes,
+            action_items=action_items,
+            level=level,
+            preferences=preferences,
+            pattern=pattern,
+            stack=stack,
+            skill_updates=skill_updates,
+            patterns=patterns,
+            redactions=redactions,
+        )
 
     @property
     def duration(self) -> str:
@@ -644,24 +714,73 @@ def _duration(started: str, ended: str) -> str:
 # --- the budget -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(Value):
     """The seed's summary after the budget; `dropped` keeps what the budget cut."""
 
+    __slots__ = (
+        "action_items",
+        "compressed_tokens",
+        "decisions",
+        "dropped",
+        "duration",
+        "errors_and_fixes",
+        "level",
+        "pattern",
+        "patterns",
+        "preferences",
+        "session_id",
+        "skill_updates",
+        "stack",
+        "token_count",
+    )
     session_id: str
     duration: str
     token_count: int
-    decisions: tuple[str, ...] = ()
-    errors_and_fixes: tuple[str, ...] = ()
-    action_items: tuple[str, ...] = ()
-    level: str = ""
-    preferences: tuple[str, ...] = ()
-    pattern: str = ""
-    stack: tuple[str, ...] = ()
-    skill_updates: tuple[str, ...] = ()
-    patterns: tuple[str, ...] = ()
-    compressed_tokens: int = 0
-    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    decisions: tuple[str, ...]
+    errors_and_fixes: tuple[str, ...]
+    action_items: tuple[str, ...]
+    level: str
+    preferences: tuple[str, ...]
+    pattern: str
+    stack: tuple[str, ...]
+    skill_updates: tuple[str, ...]
+    patterns: tuple[str, ...]
+    compressed_tokens: int
+    dropped: Mapping[str, tuple[str, ...]]
+
+    def __init__(
+        self,
+        session_id: str,
+        duration: str,
+        token_count: int,
+        decisions: tuple[str, ...] = (),
+        errors_and_fixes: tuple[str, ...] = (),
+        action_items: tuple[str, ...] = (),
+        level: str = "",
+        preferences: tuple[str, ...] = (),
+        pattern: str = "",
+        stack: tuple[str, ...] = (),
+        skill_updates: tuple[str, ...] = (),
+        patterns: tuple[str, ...] = (),
+        compressed_tokens: int = 0,
+        dropped: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        self._set(
+            session_id=session_id,
+            duration=duration,
+            token_count=token_count,
+            decisions=decisions,
+            errors_and_fixes=errors_and_fixes,
+            action_items=action_items,
+            level=level,
+            preferences=preferences,
+            pattern=pattern,
+            stack=stack,
+            skill_updates=skill_updates,
+            patterns=patterns,
+            compressed_tokens=compressed_tokens,
+            dropped={} if dropped is None else dropped,
+        )
 
     @property
     def tokens_saved(self) -> int:
@@ -768,20 +887,20 @@ class _Budget:
         if name == "patterns" and s.patterns:
             cut = s.patterns if whole else s.patterns[-1:]
             self._drop(name, cut)
-            self.summary = replace(s, patterns=s.patterns[: len(s.patterns) - len(cut)])
+            self.summary = s.replace(patterns=s.patterns[: len(s.patterns) - len(cut)])
         elif name == "architecture" and s.stack:
             self._drop("architecture", ["stack: " + s.stack[-1]])
-            self.summary = replace(s, stack=s.stack[:-1])
+            self.summary = s.replace(stack=s.stack[:-1])
         elif name == "architecture" and s.pattern:
             self._drop("architecture", ["pattern: " + s.pattern])
-            self.summary = replace(s, pattern="")
+            self.summary = s.replace(pattern="")
         elif name in ("skill_updates", "preferences") and getattr(s, name):
             items = getattr(s, name)
             self._drop(name, items[-1:])
-            self.summary = replace(s, **{name: items[:-1]})
+            self.summary = s.replace(**{name: items[:-1]})
         elif name == "level" and s.level:
             self._drop(name, [s.level])
-            self.summary = replace(s, level="")
+            self.summary = s.replace(level="")
         else:
             return False
         return True
@@ -805,7 +924,7 @@ class _Budget:
             while self.over() and self.cut(name):
                 pass
         dropped = {name: tuple(items) for name, items in self.dropped.items()}
-        return _settle(replace(self.summary, dropped=dropped))
+        return _settle(self.summary.replace(dropped=dropped))
 
 
 def _settle(summary: Summary) -> Summary:
@@ -814,7 +933,7 @@ def _settle(summary: Summary) -> Summary:
         tokens = _tokens(summary)
         if tokens == summary.compressed_tokens:
             break
-        summary = replace(summary, compressed_tokens=tokens)
+        summary = summary.replace(compressed_tokens=tokens)
     return summary
 
 
@@ -840,11 +959,14 @@ def compress(extraction: Extraction) -> Summary:
 # --- the YAML file ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
+class Written(Value):
+    __slots__ = ("changed", "path", "summary")
     path: Path
     summary: Summary
     changed: bool
+
+    def __init__(self, path: Path, summary: Summary, changed: bool) -> None:
+        self._set(path=path, summary=summary, changed=changed)
 
 
 def render_file(summary: Summary, transcript: Path | None = None) -> str:
@@ -905,8 +1027,10 @@ def write_from_hook(project: Project, session_id: str, transcript_path: str) -> 
 def read(project: Project, session_id: str) -> Summary | None:
     """The session's summary from disk; None when there is none or it is not one."""
     path = summary_path(project, session_id)
+    from ctxward.fsutil import read_regular
+
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     import yaml
@@ -1063,9 +1187,9 @@ def with_recovery(project: Project, session_id: str, head: str, limit: int, sour
     room = limit - len(head) - len(gap)
     text = recovery_text(summary, where, source, room)
     if not text:
-        from ctxward.fsutil import sha256_hex
+        from ctxward.fsutil import read_regular, sha256_hex
 
-        text = pointer_text(summary, where, sha256_hex(path.read_bytes()))
+        text = pointer_text(summary, where, sha256_hex(read_regular(path)))
         if len(text) > room:
             return head
     return head + gap + text

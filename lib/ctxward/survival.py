@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward.fsutil import atomic_write
+from ctxward.fsutil import atomic_write, read_regular
 from ctxward.invariants import RuleRef, check_survival
 from ctxward.project import Project
 
@@ -49,7 +48,7 @@ def _scrubbed(ref: RuleRef) -> dict[str, str]:
     """The rule as a report row, with any secret a hand-edited plan file held redacted."""
     from ctxward.scrub import redact
 
-    return {key: redact(value) for key, value in asdict(ref).items()}
+    return {key: redact(value) for key, value in ref.as_dict().items()}
 
 
 def _dump(report: Mapping[str, object]) -> str:
@@ -94,7 +93,7 @@ def read_reports(project: Project, limit: int = 5) -> list[dict[str, Any]]:
         if len(reports) == limit:
             break
         try:
-            report = json.loads(path.read_text(encoding="utf-8"))
+            report = json.loads(read_regular(path).decode("utf-8"))
         except (OSError, ValueError, RecursionError):
             continue
         if _is_report(report):

@@ -9,14 +9,17 @@ read line by line in binary mode: memory does not grow with the file. Standard l
 Reading API (stable: the context audit and session compression both build on it)
 --------------------------------------------------------------------------------
 
-``iter_records(path, *, types=None, stats=None) -> Iterator[Record]``
+``iter_records(path, *, types=None, stats=None, regular_only=False) -> Iterator[Record]``
     One `Record` per JSON-object line, in file order. `types` (a set of top-level ``type``
     values) keeps only those records; bookkeeping lines that start with their type
     (``{"type":"api-request-blob",...``) are then skipped without being parsed. Pass a
     `ReadStats` to learn how many lines were read, skipped, malformed or oversized.
-    Raises OSError only when the file cannot be opened.
+    Raises OSError only when the file cannot be opened. A path a user names is read the way
+    `cat` reads it (a pipe from `<(…)` works); `regular_only` refuses anything but a regular
+    file (OSError, never a wait on a FIFO), for the files a hook payload names.
 
-``iter_lines(path, stats=None) -> Iterator[RawLine]`` and ``parse_line(data) -> dict | None``
+``iter_lines(path, stats=None, *, regular_only=False) -> Iterator[RawLine]``
+``parse_line(data) -> dict | None``
     The two halves of `iter_records`, for callers that pre-filter raw bytes themselves.
     ``RawLine(number, offset, data)``: 1-based line number, byte offset, the bytes.
 
@@ -38,8 +41,9 @@ Reading API (stable: the context audit and session compression both build on it)
     output_tokens)` with ``.context_tokens`` (input + cache read + cache creation).
 
 ``last_assistant_text(path) -> str``
-    The text of the last assistant message that has text ('' when none): one message may span
-    several lines that share ``message.id``.
+    The text of the last assistant message that has text ('' when none, or when `path` is not a
+    regular file: it comes from a hook payload): one message may span several lines that share
+    ``message.id``.
 
 Context audit
 -------------
@@ -139,10 +143,15 @@ class RawLine(NamedTuple):
     data: bytes
 
 
-def iter_lines(path: str | os.PathLike[str], stats: ReadStats | None = None) -> Iterator[RawLine]:
-    """Yield each line's bytes; blank lines are dropped, oversized ones skipped and counted."""
+def iter_lines(
+    path: str | os.PathLike[str], stats: ReadStats | None = None, *, regular_only: bool = False
+) -> Iterator[RawLine]:
+    """Yield each line's bytes; blank lines are dropped, oversized ones skipped and counted.
+
+    `regular_only`: refuse anything but a regular file (OSError) instead of waiting on a FIFO.
+    """
     stats = stats if stats is not None else ReadStats()
-    with open(path, "rb") as handle:
+    with open(_opened(path) if regular_only else path, "rb") as handle:
         readline = handle.readline
         offset = 0
         number = 0
@@ -166,6 +175,13 @@ def iter_lines(path: str | os.PathLike[str], stats: ReadStats | None = None) -> 
             if data.isspace():
                 continue
             yield RawLine(number, start, data)
+
+
+def _opened(path: str | os.PathLike[str]) -> int:
+    """A descriptor on the regular file at `path` (`fsutil.open_regular`: never a FIFO)."""
+    from ctxward.fsutil import open_regular
+
+    return open_regular(path)
 
 
 def parse_line(data: bytes) -> dict[str, Any] | None:
@@ -204,11 +220,12 @@ def iter_records(
     *,
     types: Collection[str] | None = None,
     stats: ReadStats | None = None,
+    regular_only: bool = False,
 ) -> Iterator[Record]:
     """Yield a Record per JSON-object line (only `types`, when given); see the module doc."""
     stats = stats if stats is not None else ReadStats()
     wanted = None if types is None else frozenset(t.encode("utf-8") for t in types)
-    for number, offset, data in iter_lines(path, stats):
+    for number, offset, data in iter_lines(path, stats, regular_only=regular_only):
         if wanted is not None:
             head = _prefixed_type(data)
             if head is not None and head not in wanted:
@@ -471,11 +488,15 @@ class Message:
 
 
 def last_assistant_text(path: str | os.PathLike[str]) -> str:
-    """The text of the last assistant message with text ('' when none or unreadable)."""
+    """The text of the last assistant message with text ('' when none or unreadable).
+
+    `path` comes from a hook payload: anything but a regular file (a FIFO) is unreadable here,
+    never waited on.
+    """
     last_id: str | None = None
     parts: list[str] = []
     try:
-        for record in iter_records(path, types=("assistant",)):
+        for record in iter_records(path, types=("assistant",), regular_only=True):
             message = record.message
             if message is None or record.is_api_error:
                 continue
@@ -517,10 +538,12 @@ def find_transcript(root: Path, env: Mapping[str, str]) -> Path | None:
             return exact
         if base.is_dir():
             for candidate in base.glob(f"*/{session}.jsonl"):
-                return candidate
+                if candidate.is_file():  # found, not named: a FIFO is not a transcript
+                    return candidate
     if not folder.is_dir():
         return None
-    return max(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, default=None)
+    found = [p for p in folder.glob("*.jsonl") if p.is_file()]
+    return max(found, key=lambda p: p.stat().st_mtime, default=None)
 
 
 def subagent_transcripts(path: Path) -> list[tuple[Path, str]]:
@@ -528,12 +551,16 @@ def subagent_transcripts(path: Path) -> list[tuple[Path, str]]:
     folder = path.with_suffix("") / "subagents"
     if not folder.is_dir():
         return []
+    from ctxward.fsutil import read_regular
+
     found = []
     for candidate in sorted(folder.glob("agent-*.jsonl")):
         agent_type = ""
         meta = candidate.with_name(candidate.name[: -len(".jsonl")] + ".meta.json")
-        with contextlib.suppress(OSError, ValueError):
-            agent_type = _str(_dict(json.loads(meta.read_text(encoding="utf-8"))).get("agentType"))
+        with contextlib.suppress(OSError, ValueError):  # a FIFO too: never waited on
+            agent_type = _str(
+                _dict(json.loads(read_regular(meta).decode("utf-8"))).get("agentType")
+            )
         found.append((candidate, agent_type))
     return found
 
@@ -1079,8 +1106,10 @@ _AUDIT_TYPES = frozenset(t.encode("ascii") for t in CONTEXT_TYPES)
 _KNOWN_TYPES_BYTES = frozenset(t.encode("ascii") for t in KNOWN_TYPES)
 
 
-def audit_file(path: Path, *, top: int = 10) -> Audit:
+def audit_file(path: Path, *, top: int = 10, regular_only: bool = False) -> Audit:
     """Audit one transcript file (no sub-agents). OSError when unreadable; NotATranscript.
+
+    `regular_only`: refuse anything but a regular file (OSError) instead of waiting on a FIFO.
 
     The hot loop of the audit: it reads lines itself (the same rules as `iter_lines`) and skips
     bookkeeping lines by their leading type without parsing them.
@@ -1090,7 +1119,7 @@ def audit_file(path: Path, *, top: int = 10) -> Audit:
     audit_types, known_types, known_bytes = _AUDIT_TYPES, KNOWN_TYPES, _KNOWN_TYPES_BYTES
     number = known = records = skipped = malformed = oversized = 0
     identified = False
-    with open(path, "rb") as handle:
+    with open(_opened(path) if regular_only else path, "rb") as handle:
         readline = handle.readline
         while True:
             data = readline(MAX_LINE_BYTES)
@@ -1155,7 +1184,7 @@ def audit(path: Path, *, top: int = 10, subagents: bool = True) -> Audit:
     if subagents:
         for sub_path, agent_type in subagent_transcripts(path):
             try:
-                sub = audit_file(sub_path, top=top)
+                sub = audit_file(sub_path, top=top, regular_only=True)  # found, not named
             except (OSError, NotATranscript):
                 continue
             sub.agent_type = agent_type or sub.agent_type

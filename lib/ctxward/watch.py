@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from ctxward.errors import CtxwardError
+from ctxward.fsutil import read_regular
 from ctxward.invariants import (
     INVARIANTS_FILE,
     SKILL_SEARCH_PATHS,
@@ -209,7 +210,7 @@ def record_new_artifact(project: Project, path: Path) -> Report | None:
             return None
         summary = None
         if path.stat().st_size <= 1 << 20:
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            text = read_regular(path).decode("utf-8", errors="replace")
             summary = artifacts.first_line_summary(text)
         recorded = artifacts.record_artifact(
             project,

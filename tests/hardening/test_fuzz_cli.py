@@ -340,15 +340,25 @@ def _reader_payload(root: Path, hook: str) -> str:
     return json.dumps(data)
 
 
-# Where a FIFO cannot block a reader: the files a user edits or a host names (config, plans)
-# and those read behind an is_file() test. A FIFO planted in ctxward's own state files (the
-# bank, ArtifactMeta, reports, drift state) blocks their reader: not covered (README).
+# Where a FIFO cannot block a reader: ctxward opens its own state files without blocking
+# (`fsutil.read_regular`, `open_regular`) or behind an is_file() test, so a FIFO there reads as
+# an unreadable file (tests/hardening/test_fifo_state.py checks each reader's answer).
 FIFO_SAFE = [
     ".ctxward/config.yaml",
     ".ctxward/sub_agents/local/shared/b.json",
+    ".ctxward/sub_agents/local/artifacts/1-r-001.meta.json",
+    ".ctxward/compactions/s1-20260101T000000000000Z.json",
     ".ctxward/pending/s1.json",
     ".ctxward/sessions/s1.yaml",
+    ".ctxward/sessions/s1.drift.json",
+    ".ctxward/sessions/s1.tools.jsonl",
+    ".ctxward/memory-bank/_xref/_next_id.json",
+    ".ctxward/memory-bank/_xref/index.md",
+    ".ctxward/memory-bank/01-active-context.md",
+    ".ctxward/memory-bank/.txn/journal.json",
     ".ctxward/memory-bank/.tmp/phase1-hermes.md",
+    ".claude/settings.json",
+    "docs/plans/plan-b/.compaction-payload.md",
     "docs/plans/plan-b/invariants.md",
 ]
 

@@ -583,14 +583,35 @@ def test_unreadable_plan_is_reported_not_crashed(
         assert support.hook_problem(code, out, err, event) is None, (event, code, err)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file: chmod cannot hide one")
+def _without_root_powers() -> list[str]:
+    """A prefix that runs a command unable to bypass file permissions, even as root.
+
+    Root reads any file through CAP_DAC_OVERRIDE; `setpriv` (util-linux) starts the command
+    with an empty capability bounding set, so chmod 0 hides a folder from it as from anyone.
+    """
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.fail("running as root without setpriv (util-linux): cannot drop CAP_DAC_OVERRIDE")
+    return [setpriv, "--bounding-set=-all", "--inh-caps=-all"]
+
+
 def test_unreadable_plan_folder_for_real(odd_root: Path) -> None:
     folder = odd_root / "docs" / "plans" / "plan-b"
     folder.chmod(0)
     try:
+        prefix = _without_root_powers()
+        probe = subprocess.run([*prefix, "ls", str(folder)], capture_output=True, check=False)
+        assert probe.returncode != 0, "the folder is still readable: the case would prove nothing"
         for event in COMPACTION:
             payload = support.captured(support.EVENT_FIXTURES[event], odd_root)
-            code, out, err = run_case(odd_root, json.dumps(payload).encode())
+            code, out, err = run_process(
+                [*prefix, str(support.CTXWARD_HOOK)], json.dumps(payload).encode(), odd_root
+            )
             assert support.hook_problem(code, out, err, event) is None, (event, code, err)
+            if event == "PreCompact":  # the readable plan still reaches the summarizer
+                assert "Never edit generated files by hand" in out, (code, out, err)
+                assert "- docs/plans/plan-b/invariants.md: cannot read: Permission denied" in out
     finally:
         folder.chmod(0o755)

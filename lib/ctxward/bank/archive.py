@@ -9,15 +9,31 @@ archived twice. This is the only file ctxward writes under `_notes/`; ADRs are n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from ctxward.bank.active import Row
 from ctxward.bank.markup import escaped, parse_marker
+from ctxward.errors import BadInput
 
 
 def relpath(month: str) -> str:
     """The archive file for `month` (YYYY-MM), relative to the bank."""
     return str(PurePosixPath("_notes", "archive", f"{month}-compressed-entries.md"))
+
+
+def read(path: Path) -> str:
+    """The archive file's text ('' when there is none); BadInput when it cannot be read (not
+    UTF-8, a folder, a FIFO: `read_regular_text` never waits on one)."""
+    from ctxward.fsutil import read_regular_text
+
+    try:
+        return read_regular_text(path)
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 @dataclass(slots=True)

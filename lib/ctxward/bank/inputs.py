@@ -17,6 +17,7 @@ from typing import Any
 from ctxward import compress, scoring
 from ctxward.bank.markup import phase_matches
 from ctxward.errors import BadInput
+from ctxward.fsutil import read_regular, read_regular_text
 from ctxward.project import Project
 from ctxward.scoring import Tables
 from ctxward.scrub import scrub
@@ -125,10 +126,10 @@ def _read(path: Path, label: str) -> str:
     if not path.is_file():
         raise BadInput(f"{label}: no such file")
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{label}: not UTF-8 (byte {exc.start})") from None
-    except OSError as exc:
+    except OSError as exc:  # a FIFO too: `read_regular` never waits on one
         raise BadInput(f"{label}: cannot be read ({exc.strerror})") from None
 
 
@@ -212,7 +213,7 @@ def _from_original(
 ) -> tuple[compress.Entry, str] | None:
     path = project.root / original
     try:
-        text = scrub(path.read_text(encoding="utf-8"))[0]
+        text = scrub(read_regular_text(path))[0]
     except (OSError, UnicodeDecodeError):
         return None
     staged_date = staged.key.split("|")[0]

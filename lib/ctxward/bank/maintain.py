@@ -26,7 +26,7 @@ def run_trim(project: Project, *, now: datetime | None = None) -> dict[str, Any]
         current = state.load(bank)
         doc = current.active
         store_path = bank / archive.relpath(month)
-        text = store_path.read_text(encoding="utf-8") if store_path.is_file() else ""
+        text = archive.read(store_path)
         store = archive.parse(month, text)
         report = trim.c7(doc, total, store, now.strftime("%Y-%m-%d"))
         written: list[str] = []

@@ -508,7 +508,7 @@ def _files(
     bank = current.bank
     writes: dict[Path, str] = {}
     month = now.strftime("%Y-%m")
-    store = archive.parse(month, _read(bank / archive.relpath(month)))
+    store = archive.parse(month, archive.read(bank / archive.relpath(month)))
     report = trim.c7(current.active, total, store, today)
     if report.trimmed:
         writes[bank / archive.relpath(month)] = store.render()
@@ -523,22 +523,17 @@ def _files(
     )
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-
-
 def _changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
     """Whether committing would change anything (the time stamp is only set then)."""
     if any(path.is_file() for path in deletes):
         return True
+    from ctxward.fsutil import read_regular
+
     for path, text in writes.items():
         try:
-            if path.read_bytes() != text.encode("utf-8"):
+            if read_regular(path) != text.encode("utf-8"):
                 return True
-        except FileNotFoundError:
+        except OSError:  # missing, or not a file (the commit says what is wrong with it)
             return True
     return False
 

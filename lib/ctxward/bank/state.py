@@ -29,21 +29,24 @@ class State:
         return self.bank / name
 
 
-def _read(bank: Path, name: str) -> str | None:
+def read_file(bank: Path, name: str) -> str | None:
+    """The bank file `name` (None: absent); BadInput when it is not UTF-8 or cannot be read."""
+    from ctxward.fsutil import read_regular  # never waits on a FIFO in the file's place
+
     path = bank / name
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular(path).decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
         raise BadInput(f"{path}: not UTF-8 (byte {exc.start})") from None
-    except OSError as exc:  # a folder where the file belongs, unreadable
+    except OSError as exc:  # a folder or a FIFO where the file belongs, unreadable
         raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def load(bank: Path) -> State:
     """Read every bank file (the caller holds the lock and has recovered)."""
-    texts = {name: _read(bank, name) for name in (active.FILE, progress.FILE, INDEX, NEXT_ID)}
+    texts = {name: read_file(bank, name) for name in (active.FILE, progress.FILE, INDEX, NEXT_ID)}
     index = xref.parse_index(texts[INDEX] or "")
     return State(
         bank=bank,

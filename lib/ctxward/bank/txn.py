@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ctxward.bank.markup import has_heading
 from ctxward.errors import CtxwardError
+from ctxward.fsutil import read_regular
 
 TXN_DIR = ".txn"
 JOURNAL = "journal.json"
@@ -118,7 +119,7 @@ def _acquire_exclusive(owner: Path, timeout: float) -> None:
 
 def _stale_owner(owner: Path) -> bool:
     try:
-        text = owner.read_text(encoding="ascii").strip()
+        text = read_regular(owner).decode("ascii").strip()
         age = time.time() - owner.stat().st_mtime
     except (OSError, UnicodeDecodeError):
         return False
@@ -197,7 +198,11 @@ def commit(
         validate(target, data)
         if target.is_symlink():
             raise CtxwardError(f"{rel}: refusing to write through a symbolic link")
-        if target.is_file() and target.read_bytes() == data:
+        if target.exists() and not target.is_file():
+            raise CtxwardError(
+                f"{rel}: not a regular file (a folder, a FIFO?); refusing to replace it"
+            )
+        if target.is_file() and read_regular(target) == data:
             continue
         staged.append((rel, data))
     removed = [
@@ -214,7 +219,7 @@ def commit(
     for index, (rel, data) in enumerate(staged):
         name = f"{index:04d}.new"
         _fsync_file(folder / name, data)
-        if (folder / name).read_bytes() != data:
+        if read_regular(folder / name) != data:
             raise CtxwardError(f"{rel}: read-back of the staged file did not match")
         entries.append({"target": rel, "staged": name, "sha256": hashlib.sha256(data).hexdigest()})
         _fault("staged")
@@ -274,8 +279,8 @@ def _deletes(journal: Mapping[str, object]) -> list[str]:
 def _read_journal(bank: Path) -> dict[str, object] | None:
     path = bank / TXN_DIR / JOURNAL
     try:
-        value = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        value = json.loads(read_regular(path))
+    except (OSError, ValueError, RecursionError):  # a FIFO too: `read_regular` never waits
         return None
     return value if isinstance(value, dict) else None
 
@@ -311,10 +316,10 @@ def logical_files(bank: Path, names: Sequence[str]) -> dict[str, bytes | None]:
         data: bytes | None = None
         if name in staged:
             with contextlib.suppress(FileNotFoundError):
-                data = (bank / TXN_DIR / staged[name]).read_bytes()
+                data = read_regular(bank / TXN_DIR / staged[name])
         if data is None and name not in deleted:
             with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-                data = (bank / name).read_bytes()
+                data = read_regular(bank / name)
         out[name] = data
     return out
 

@@ -8,6 +8,7 @@ from typing import Any
 from ctxward.bank import active, budget, state, zz
 from ctxward.bank.markup import phase_matches
 from ctxward.errors import BadInput, CtxwardError
+from ctxward.fsutil import read_regular, read_regular_text
 from ctxward.project import Project
 
 
@@ -112,17 +113,18 @@ def context(project: Project, phase: str, feature: str | None = None) -> dict[st
     with state.session(project):
         path = bank / zz.relpath(gate)
         try:
-            artifact = path.read_text(encoding="utf-8")
+            artifact = read_regular_text(path)
         except FileNotFoundError:
             raise CtxwardError(
                 f"{project.relative(path)}: no ZZ artifact for phase {gate}; "
                 f"run `ctxward bank promote --phase {gate}` first"
             ) from None
-        doc = (
-            active.parse((bank / active.FILE).read_text(encoding="utf-8"))
-            if (bank / active.FILE).is_file()
-            else None
-        )
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"{project.relative(path)}: not UTF-8 (byte {exc.start})") from None
+        except OSError as exc:  # a folder, a FIFO (`read_regular_text` never waits on one)
+            raise BadInput(f"{project.relative(path)}: cannot read: {exc.strerror}") from None
+        text = state.read_file(bank, active.FILE)
+        doc = active.parse(text) if text is not None else None
     name = feature or (doc.params.get("feature") if doc else None)
     learnings = ""
     source = ""
@@ -133,9 +135,11 @@ def context(project: Project, phase: str, feature: str | None = None) -> dict[st
         target = project.root / source
         if target.is_file():
             try:
-                learnings = target.read_bytes().decode("utf-8").strip()
+                learnings = read_regular(target).decode("utf-8").strip()
             except UnicodeDecodeError as exc:
                 raise BadInput(f"{source}: not UTF-8 (byte {exc.start})") from None
+            except OSError as exc:  # swapped for a FIFO after the check: never waited on
+                raise BadInput(f"{source}: cannot read: {exc.strerror}") from None
     text = redact(
         render(
             "bank/next_prompt.md.j2",

@@ -82,7 +82,9 @@ def summarize_command(
             }
         )
     else:
-        click.echo(written.path.read_text(encoding="utf-8"), nl=False)
+        from ctxward.fsutil import read_regular_text
+
+        click.echo(read_regular_text(written.path), nl=False)
         click.echo(f"ctxward: wrote {project.relative(written.path)}", err=True)
 
 

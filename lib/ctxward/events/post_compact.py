@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import Plan, RuleRef, all_rules, load_plans
+from ctxward.invariants import Plan, RuleRef, all_rules, readable_plans
 
 
 def handle(event: HookEvent) -> Outcome:
-    plans = load_plans(event.project)
+    plans = readable_plans(event.project)[0]  # a broken plan was named at PreCompact already
     rules = all_rules(plans)
     if rules:
         from ctxward.config import load

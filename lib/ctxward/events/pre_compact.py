@@ -3,6 +3,7 @@
 Claude Code appends a PreCompact hook's exit-0 stdout to the compaction prompt as
 "Additional Instructions" (seen with 2.1.332, manual and auto). PreCompact may fire several times
 for one compaction: distilling is idempotent and rewrites nothing that is already identical.
+A plan that cannot be read is named in the instructions; the others' rules go on as usual.
 """
 
 from __future__ import annotations
@@ -10,22 +11,24 @@ from __future__ import annotations
 import os
 
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import distill, load_plans
+from ctxward.invariants import distill_all, readable_plans
 
 
 def handle(event: HookEvent) -> Outcome:
     _handoff(event)
     _session_summary(event)
-    plans = [plan for plan in load_plans(event.project) if plan.rule_count]
-    if not plans:
+    readable, unreadable = readable_plans(event.project)
+    plans = [plan for plan in readable if plan.rule_count]
+    if not plans and not unreadable:
         return NOTHING
-    for plan in plans:
-        distill(event.project, plan)
+    distill_all(event.project, plans)
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
     limit = load(event.project).injection.limit_chars
-    text = render_rules_within(event.project, "precompact_instructions.md.j2", plans, limit)
+    text = render_rules_within(
+        event.project, "precompact_instructions.md.j2", plans, limit, unreadable=unreadable
+    )
     return Outcome(plain=text)
 
 

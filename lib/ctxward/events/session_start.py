@@ -9,10 +9,8 @@ before any rule is cut for it.
 
 from __future__ import annotations
 
-import dataclasses
-
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import fresh_sections, load_plans
+from ctxward.invariants import fresh_plans, readable_plans
 from ctxward.sessionfiles import summary_path
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
@@ -22,23 +20,25 @@ def handle(event: HookEvent) -> Outcome:
     source = event.text("source")
     if source not in REINJECT_SOURCES:
         return NOTHING
-    plans = [
-        dataclasses.replace(plan, sections=tuple(fresh_sections(event.project, plan)))
-        for plan in load_plans(event.project)
-        if plan.rule_count
-    ]
+    readable, unreadable = readable_plans(event.project)
+    plans = fresh_plans(event.project, [plan for plan in readable if plan.rule_count])
     # One stat: sessions.py (the extractor) is imported only when there is a summary to recover.
     recover = summary_path(event.project, event.session_id).is_file()
-    if not plans and not recover:
+    if not plans and not unreadable and not recover:
         return NOTHING
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
     limit = load(event.project).injection.limit_chars
     text = ""
-    if plans:
+    if plans or unreadable:
         text = render_rules_within(
-            event.project, "session_start_context.md.j2", plans, limit, source=source
+            event.project,
+            "session_start_context.md.j2",
+            plans,
+            limit,
+            source=source,
+            unreadable=unreadable,
         )
     if recover:  # seed 001 recovery: after the invariants, in what room they leave
         from ctxward.sessions import with_recovery
