@@ -153,6 +153,7 @@ def test_expected_failure_is_exit_1_one_line(run_hook, project, load_payload):
 
     assert (code, out) == (1, "")
     assert err == "ctxward: PreCompact: .ctxward/config.yaml: not UTF-8 (byte 28)\n"
+    assert not (folder / ".compaction-payload.md").exists()  # refused before any write
 
 
 @pytest.mark.parametrize("event", sorted(HANDLERS))

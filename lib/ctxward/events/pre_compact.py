@@ -15,35 +15,38 @@ from ctxward.invariants import distill_all, readable_plans
 
 
 def handle(event: HookEvent) -> Outcome:
+    # A payload with a field of the wrong type is refused here, before anything is written.
+    transcript = event.text("transcript_path")
+    event.text("session_id")
     _handoff(event)
-    _session_summary(event)
+    _session_summary(event, transcript)
     readable, unreadable = readable_plans(event.project)
     plans = [plan for plan in readable if plan.rule_count]
     if not plans and not unreadable:
         return NOTHING
-    distill_all(event.project, plans)
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
-    limit = load(event.project).injection.limit_chars
+    limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
+    distill_all(event.project, plans)
     text = render_rules_within(
         event.project, "precompact_instructions.md.j2", plans, limit, unreadable=unreadable
     )
     return Outcome(plain=text)
 
 
-def _session_summary(event: HookEvent) -> None:
+def _session_summary(event: HookEvent, transcript: str) -> None:
     """Seed 001: compress the transcript into .ctxward/sessions/<session id>.yaml.
 
     Silent and idempotent like the handoff; SessionStart reads it back as the recovery text. A
     failure is logged to .ctxward/log/ and changes nothing else.
     """
-    if not os.path.isfile(event.text("transcript_path")):
+    if not os.path.isfile(transcript):
         return  # nothing to summarize (and sessions.py is not worth importing for nothing)
     try:
         from ctxward.sessions import write_from_hook
 
-        write_from_hook(event.project, event.session_id, event.text("transcript_path"))
+        write_from_hook(event.project, event.session_id, transcript)
     except Exception:  # noqa: BLE001 - the summary must not break compaction or its instructions
         try:
             from ctxward.compress import log_failure

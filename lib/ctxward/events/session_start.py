@@ -20,10 +20,11 @@ def handle(event: HookEvent) -> Outcome:
     source = event.text("source")
     if source not in REINJECT_SOURCES:
         return NOTHING
+    # One stat: sessions.py (the extractor) is imported only when there is a summary to recover.
+    # First: a payload with a broken session id is refused before any payload is distilled.
+    recover = summary_path(event.project, event.session_id).is_file()
     readable, unreadable = readable_plans(event.project)
     plans = fresh_plans(event.project, [plan for plan in readable if plan.rule_count])
-    # One stat: sessions.py (the extractor) is imported only when there is a summary to recover.
-    recover = summary_path(event.project, event.session_id).is_file()
     if not plans and not unreadable and not recover:
         return NOTHING
     from ctxward.config import load
