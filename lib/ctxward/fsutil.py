@@ -1,9 +1,11 @@
-"""Atomic writes, file locks and stale temporary-file cleanup.
+"""Atomic writes, file locks, reads that never block, and stale temporary-file cleanup.
 
-Every file ctxward writes goes through `atomic_write`: the bytes land in a temporary file in the
-same folder, are fsynced, read back and validated, then renamed over the target. A crash leaves
-either the old file or the new one, never half of one; a leftover temporary file is removed by
-the next write into that folder once it is older than an hour.
+Every file ctxward writes goes through `atomic_write` (or `atomic_write_many`, for a batch): the
+bytes land in a temporary file in the same folder, are fsynced, read back and validated, then
+renamed over the target, and the folder is fsynced. A crash leaves either the old file or the new
+one, never half of one; a leftover temporary file is removed by the next write into that folder
+once it is older than an hour. ctxward reads its own state through `open_regular`, which refuses
+a FIFO planted in a file's place instead of waiting on it.
 """
 
 from __future__ import annotations

@@ -413,7 +413,8 @@ def _exit_process(code: int) -> NoReturn:
     Tearing down what a hook imported (Jinja2 above all) costs ~10 ms, a whole `python -c pass`
     (bench/hook_latency.py), and does nothing a hook needs: every file ctxward writes is closed
     and fsynced by `fsutil.atomic_write` before it returns, and the hook path registers no
-    atexit handler and starts no thread. Only the two process entries (`main`, `run_script`)
+    atexit handler and leaves no thread running (a batch write joins its threads before it
+    returns). Only the two process entries (`main`, `run_script`)
     end this way; `run` returns its code (tests and `ctxward hook` call it in-process).
 
     An answer that cannot be flushed (the host closed the pipe) makes it exit 1, where Python's

@@ -211,6 +211,40 @@ def deadline(seconds: float, what: str) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def invoke_cli(
+    root: Path,
+    argv: list[str],
+    stdin: bytes | str | None = None,
+    *,
+    seconds: float = 60,
+    counter: str = "CLI fuzz cases",
+) -> tuple[int, str, str]:
+    """`ctxward ARGV` in-process on `root`, under a deadline; a raised exception fails the test.
+
+    HOME is a folder beside the project (nothing reaches the real one); the case is counted
+    under `counter` for the summary line.
+    """
+    from click.testing import CliRunner
+
+    from ctxward.cli import cli
+
+    env = {
+        "CLAUDE_PROJECT_DIR": str(root),
+        "HOME": str(root.parent / "home"),
+        "CLAUDE_CODE_SESSION_ID": "",
+        "COLUMNS": "100",
+    }
+    with deadline(seconds, f"ctxward {argv}"):
+        result = CliRunner().invoke(cli, argv, input=stdin, env=env, prog_name="ctxward")
+    count(counter)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        shown = "".join(traceback.format_exception(result.exception))
+        raise AssertionError(f"ctxward {argv!r} raised:\n{shown[-3000:]}")
+    return result.exit_code, result.stdout, result.stderr
+
+
 # --- fake secrets -----------------------------------------------------------------------------
 
 

@@ -23,9 +23,7 @@ from pathlib import Path
 
 import ctxward_hardening as support
 import pytest
-from click.testing import CliRunner
 
-from ctxward.cli import cli
 from ctxward.invariants import activate
 from ctxward.project import Project
 
@@ -61,22 +59,7 @@ def plant(root: Path, rel: str) -> Path:
 def invoke(
     root: Path, argv: list[str], stdin: str | None = None, seconds: float = DEADLINE
 ) -> tuple[int, str, str]:
-    """`ctxward ARGV` in-process under the deadline; a raised exception fails the test."""
-    env = {
-        "CLAUDE_PROJECT_DIR": str(root),
-        "HOME": str(root.parent / "home"),
-        "CLAUDE_CODE_SESSION_ID": "",
-        "COLUMNS": "100",
-    }
-    with support.deadline(seconds, f"ctxward {argv} with a FIFO in place of a state file"):
-        result = CliRunner().invoke(cli, argv, input=stdin, env=env, prog_name="ctxward")
-    support.count("FIFO state cases")
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        import traceback
-
-        shown = "".join(traceback.format_exception(result.exception))
-        raise AssertionError(f"ctxward {argv!r} raised:\n{shown[-3000:]}")
-    return result.exit_code, result.stdout, result.stderr
+    return support.invoke_cli(root, argv, stdin, seconds=seconds, counter="FIFO state cases")
 
 
 def run_cli(root: Path, argv: list[str], seconds: float = DEADLINE) -> tuple[int, str, str]:

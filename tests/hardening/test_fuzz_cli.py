@@ -24,11 +24,9 @@ from pathlib import Path
 
 import ctxward_hardening as support
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxward.cli import cli
 from ctxward.invariants import activate
 from ctxward.project import Project
 
@@ -172,21 +170,7 @@ def cli_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def invoke(root: Path, argv: list[str], stdin: bytes | str | None = None) -> tuple[int, str, str]:
-    env = {
-        "CLAUDE_PROJECT_DIR": str(root),
-        "HOME": str(root.parent / "home"),
-        "CLAUDE_CODE_SESSION_ID": "",
-        "COLUMNS": "100",
-    }
-    with support.deadline(60, f"ctxward {argv}"):
-        result = CliRunner().invoke(cli, argv, input=stdin, env=env, prog_name="ctxward")
-    support.count("CLI fuzz cases")
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        import traceback
-
-        shown = "".join(traceback.format_exception(result.exception))
-        raise AssertionError(f"ctxward {argv!r} raised:\n{shown[-3000:]}")
-    return result.exit_code, result.stdout, result.stderr
+    return support.invoke_cli(root, argv, stdin)
 
 
 def check(
@@ -340,27 +324,9 @@ def _reader_payload(root: Path, hook: str) -> str:
     return json.dumps(data)
 
 
-# Where a FIFO cannot block a reader: ctxward opens its own state files without blocking
-# (`fsutil.read_regular`, `open_regular`) or behind an is_file() test, so a FIFO there reads as
-# an unreadable file (tests/hardening/test_fifo_state.py checks each reader's answer).
-FIFO_SAFE = [
-    ".ctxward/config.yaml",
-    ".ctxward/sub_agents/local/shared/b.json",
-    ".ctxward/sub_agents/local/artifacts/1-r-001.meta.json",
-    ".ctxward/compactions/s1-20260101T000000000000Z.json",
-    ".ctxward/pending/s1.json",
-    ".ctxward/sessions/s1.yaml",
-    ".ctxward/sessions/s1.drift.json",
-    ".ctxward/sessions/s1.tools.jsonl",
-    ".ctxward/memory-bank/_xref/_next_id.json",
-    ".ctxward/memory-bank/_xref/index.md",
-    ".ctxward/memory-bank/01-active-context.md",
-    ".ctxward/memory-bank/.txn/journal.json",
-    ".ctxward/memory-bank/.tmp/phase1-hermes.md",
-    ".claude/settings.json",
-    "docs/plans/plan-b/.compaction-payload.md",
-    "docs/plans/plan-b/invariants.md",
-]
+# A FIFO blocks no reader of any of STATE_FILES: ctxward opens its own state files without
+# blocking (`fsutil.read_regular`, `open_regular`), so a FIFO there reads as an unreadable file
+# (tests/hardening/test_fifo_state.py checks each reader's answer).
 
 
 @pytest.mark.parametrize("kind", ["deep", "surrogate"])
@@ -369,7 +335,7 @@ def test_readers_of_a_corrupted_state_file(tmp_path: Path, kind: str) -> None:
 
 
 def test_readers_of_a_fifo_where_config_or_a_plan_belongs(tmp_path: Path) -> None:
-    _corrupted(tmp_path, "fifo", [FIFO_SAFE[0], FIFO_SAFE[-1]])
+    _corrupted(tmp_path, "fifo", [".ctxward/config.yaml", "docs/plans/plan-b/invariants.md"])
 
 
 @pytest.mark.slow
@@ -380,7 +346,7 @@ def test_readers_of_every_corrupted_state_file(tmp_path: Path, kind: str) -> Non
 
 @pytest.mark.slow
 def test_readers_of_a_fifo_in_every_safe_place(tmp_path: Path) -> None:
-    _corrupted(tmp_path, "fifo", FIFO_SAFE)
+    _corrupted(tmp_path, "fifo", STATE_FILES)
 
 
 def _corrupted(tmp_path: Path, kind: str, files: list[str]) -> None:
