@@ -2,7 +2,8 @@
 
 One scenario per module (three CLI runs against the mock), then one test per claim:
 
-1. `ctxward activate deep-review --slug e2e-plan` in a scratch project.
+1. `ctxward activate deep-review --slug e2e-plan` in a scratch project, beside a plan whose
+   invariants.md is not UTF-8 (named in both texts; the good plan's rules still go).
 2. `claude -p <hello, with a decision and a TODO>`, then `claude --resume <sid> -p /compact`,
    then `-p "after compact"`, with the project's hooks taken from the repo's
    settings.example.json (`ctxward-hook`).
@@ -25,6 +26,9 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 SLUG = "e2e-plan"
+# A second plan whose invariants.md is not UTF-8: named, never fatal to the other plan's rules.
+BROKEN_SLUG = "broken-plan"
+BROKEN_NOTE = f"- docs/plans/{BROKEN_SLUG}/invariants.md: not UTF-8 (byte 26)"
 SESSION_START_MARKER = "SessionStart hook additional context:"
 ADDITIONAL_INSTRUCTIONS = "Additional Instructions:"
 COMPACT_MARKER = "ctxward re-injected them after this compaction"
@@ -80,6 +84,9 @@ def scenario(sandbox: Any, project: Path) -> Scenario:
     assert activate.returncode == 0, f"ctxward activate failed:\n{activate.stderr}"
     rules = read_rules(project / "docs" / "plans" / SLUG / "invariants.md")
     assert len(rules) >= 2, f"deep-review pack gave {rules!r}; the test needs two rules or more"
+    broken = project / "docs" / "plans" / BROKEN_SLUG
+    broken.mkdir()
+    (broken / "invariants.md").write_bytes(b"# Active Invariants\n\n## x\n\xff\n")
     kept, dropped = rules[::2], rules[1::2]
     restated = "\n".join(f"- {rule}" for rule in kept)
     sandbox.summary_file.write_text(f"Rules restated:\n{restated}\n", encoding="utf-8")
@@ -107,6 +114,8 @@ def test_compaction_prompt_carries_every_rule(scenario: Scenario) -> None:
     assert not missing, (
         f"rules not in the PreCompact instructions: {missing}\n{instructions[:3000]}"
     )
+    assert "ctxward could not read this plan, so its rules are not listed above." in instructions
+    assert BROKEN_NOTE in instructions, instructions[-1500:]
 
 
 def test_first_request_after_compact_reinjects_every_rule(scenario: Scenario) -> None:
@@ -128,6 +137,8 @@ def test_first_request_after_compact_reinjects_every_rule(scenario: Scenario) ->
     assert COMPACT_MARKER in context, f"not the SessionStart(compact) context:\n{context[:1500]}"
     missing = missing_from(context, scenario.rules)
     assert not missing, f"rules not re-injected after /compact: {missing}\n{context[:3000]}"
+    assert "ctxward could not read this plan, so its rules are missing here" in context
+    assert BROKEN_NOTE in context, context[-1500:]
 
 
 def test_survival_report_names_kept_and_dropped_rules(scenario: Scenario) -> None:
