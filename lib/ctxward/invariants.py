@@ -96,14 +96,18 @@ class Plan(Value):
 
     def payload_state(self) -> str:
         """'fresh' when the payload was distilled from the current invariants.md."""
-        try:
-            head = read_regular(self.payload_path).decode("utf-8").split("\n", 1)[0]
-        except FileNotFoundError:
+        if not self.payload_path.exists():
             return "missing"
-        except (OSError, UnicodeDecodeError):
-            return "stale"
-        match = _PAYLOAD_SOURCE.match(head)
-        return "fresh" if match and match.group(1) == self.source_sha256 else "stale"
+        return "stale" if self.fresh_payload() is None else "fresh"
+
+    def fresh_payload(self) -> str | None:
+        """The payload's text when it was distilled from the current invariants.md, else None."""
+        try:
+            text = read_regular(self.payload_path).decode("utf-8")
+        except (OSError, UnicodeDecodeError):  # missing, unreadable, not ours
+            return None
+        match = _PAYLOAD_SOURCE.match(text.split("\n", 1)[0])
+        return text if match and match.group(1) == self.source_sha256 else None
 
 
 class RuleRef(Value):
@@ -498,12 +502,16 @@ def fresh_plans(project: Project, plans: Sequence[Plan]) -> list[Plan]:
 
     What is injected is what was distilled: the payload, scrubbed, is the text of record.
     """
-    distill_all(project, [plan for plan in plans if plan.payload_state() != "fresh"])
-    return [plan.replace(sections=tuple(_payload_sections(plan))) for plan in plans]
+    texts = [plan.fresh_payload() for plan in plans]
+    distill_all(project, [plan for plan, text in zip(plans, texts, strict=True) if text is None])
+    return [
+        plan.replace(sections=tuple(parse_sections(text or _payload_text(plan))))
+        for plan, text in zip(plans, texts, strict=True)
+    ]
 
 
-def _payload_sections(plan: Plan) -> list[Section]:
-    return parse_sections(read_regular(plan.payload_path).decode("utf-8"))
+def _payload_text(plan: Plan) -> str:
+    return read_regular(plan.payload_path).decode("utf-8")
 
 
 def all_rules(plans: Iterable[Plan]) -> list[RuleRef]:
