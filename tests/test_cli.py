@@ -187,6 +187,23 @@ def test_plan_list(invoke, plans):
     ]
 
 
+def test_plan_list_leaves_out_a_broken_plan_with_a_warning(invoke, plans, project):
+    broken = project / "docs" / "plans" / "broken"
+    broken.mkdir()
+    (broken / "invariants.md").write_bytes(b"## x\n\xff\n")
+
+    result = invoke("plan", "list")
+    as_json = invoke("plan", "list", "--json")
+
+    assert (result.exit_code, as_json.exit_code) == (0, 0)
+    assert [line.split()[0] for line in result.stdout.splitlines()[1:]] == ["one", "two"]
+    assert result.stderr == (
+        "ctxward: warning: docs/plans/broken/invariants.md: not UTF-8 (byte 5); left out of "
+        "this list (`ctxward doctor` checks every plan)\n"
+    )
+    assert [plan["slug"] for plan in json.loads(as_json.stdout)] == ["one", "two"]
+
+
 def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_payload, make_skill):
     run_hook(load_payload("PreCompact.json"))
     make_skill("beta", ["b1 changed"])

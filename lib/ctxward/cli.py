@@ -143,13 +143,18 @@ def plan() -> None:
 def plan_list(ctx: click.Context, as_json: bool) -> None:
     """List active plans: skills, rule count, branch, payload fresh/stale/missing.
 
+    A plan that cannot be read is left out with a warning on stderr (exit 0: the compaction
+    hooks carry on without it too; `ctxward doctor` fails on it).
+
     \b
     Example:
         ctxward plan list
     """
-    from ctxward.plans import list_plans
+    from ctxward.plans import readable_summaries
 
-    plans = list_plans(project_of(ctx))
+    plans, unreadable = readable_summaries(project_of(ctx))
+    for problem in unreadable:
+        click.echo(render("cli/plan_unreadable.txt.j2", problem=problem), err=True, nl=False)
     echo_result(
         as_json,
         [dataclasses.asdict(summary) for summary in plans],

@@ -6,7 +6,14 @@ import contextlib
 from dataclasses import dataclass
 
 from ctxward.fsutil import locked
-from ctxward.invariants import Plan, branch_exists, find_plan, load_plans, payloads_locked
+from ctxward.invariants import (
+    Plan,
+    branch_exists,
+    find_plan,
+    load_plans,
+    payloads_locked,
+    readable_plans,
+)
 from ctxward.project import Project
 
 
@@ -32,7 +39,14 @@ def summarize(project: Project, plan: Plan) -> PlanSummary:
 
 
 def list_plans(project: Project) -> list[PlanSummary]:
+    """Every active plan; BadInput when one cannot be read (what `plan clean` needs)."""
     return [summarize(project, plan) for plan in load_plans(project)]
+
+
+def readable_summaries(project: Project) -> tuple[list[PlanSummary], list[str]]:
+    """Every plan that can be read, and a one-line problem for each that cannot."""
+    plans, unreadable = readable_plans(project)
+    return [summarize(project, plan) for plan in plans], unreadable
 
 
 def complete(project: Project, slug: str) -> list[str]:
