@@ -273,6 +273,9 @@ def test_cli_watch_stops_cleanly_on_ctrl_c(project, plan):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a terminal delivers it: a suite started in the background (`.ci/run &`)
+        # hands its children SIGINT ignored, and Python then leaves it ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: list[str] = []
     try:
