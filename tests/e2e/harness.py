@@ -133,6 +133,32 @@ def message_text(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
+# --- what the tests read back -----------------------------------------------------------------
+
+
+def read_rules(invariants_md: Path) -> list[str]:
+    """The bullets under every `### Rules` heading of an invariants.md (seed 003)."""
+    rules: list[str] = []
+    in_rules = False
+    for line in invariants_md.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            in_rules = line.startswith("### Rules")
+        elif in_rules and line.startswith("- "):
+            rules.append(line[2:].strip())
+    return rules
+
+
+def missing_from(text: str, rules: list[str]) -> list[str]:
+    return [rule for rule in rules if rule not in text]
+
+
+def only(requests: list[Any], reply: str) -> Any:
+    found = [r for r in requests if r.reply == reply]
+    replies = [r.reply for r in requests]
+    assert len(found) == 1, f"expected one {reply!r} request, got {len(found)}; log: {replies}"
+    return found[0]
+
+
 def start_mock(
     mock: Path, root: Path, isolation: Isolation, log: Path, summary_file: Path
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], int]:

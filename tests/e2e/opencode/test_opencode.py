@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_harness import missing_from, only, read_rules  # loaded by tests/e2e/conftest.py
 
 pytestmark = pytest.mark.e2e
 
@@ -31,29 +32,6 @@ DENY_PREFIX = "PROMPT_TOO_LARGE: the ctxward dispatch guard denied this Task cal
 POINTER_PREFIX = "[ctxward C9: pasted block of "
 NOTE_PREFIX = "ctxward dispatch guard: this Task call's input was "
 DISPATCH_BYTES = 220_000  # over the hard-reject line (209,716 of the default 262,144 bytes)
-
-
-def read_rules(invariants_md: Path) -> list[str]:
-    """The bullets under every `### Rules` heading of an invariants.md (seed 003)."""
-    rules: list[str] = []
-    in_rules = False
-    for line in invariants_md.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#"):
-            in_rules = line.startswith("### Rules")
-        elif in_rules and line.startswith("- "):
-            rules.append(line[2:].strip())
-    return rules
-
-
-def missing_from(text: str, rules: list[str]) -> list[str]:
-    return [rule for rule in rules if rule not in text]
-
-
-def only(requests: list[Any], reply: str) -> Any:
-    found = [r for r in requests if r.reply == reply]
-    replies = [r.reply for r in requests]
-    assert len(found) == 1, f"expected one {reply!r} request, got {len(found)}; log: {replies}"
-    return found[0]
 
 
 def ctxward_systems(request: Any) -> list[str]:
