@@ -42,6 +42,7 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # jinja2's bytecode cache: under HOME
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # ctxward.userstate: under HOME
     monkeypatch.chdir(elsewhere)
 
 

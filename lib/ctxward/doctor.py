@@ -317,7 +317,7 @@ def _check_plugin(
     if not path.is_file():
         return False
     try:
-        text = read_regular_text(path)
+        text = read_regular_text(path, follow_links=True)
     except (OSError, UnicodeDecodeError) as exc:
         checks.append(Check(f"opencode.{scope}.plugin", FAIL, f"{label} cannot be read", str(exc)))
         return False

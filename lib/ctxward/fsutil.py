@@ -6,6 +6,14 @@ renamed over the target, and the folder is fsynced. A crash leaves either the ol
 one, never half of one; a leftover temporary file is removed by the next write into that folder
 once it is older than an hour. ctxward reads its own state through `open_regular`, which refuses
 a FIFO planted in a file's place instead of waiting on it.
+
+Containment: a cloned repository may commit a symbolic link anywhere in `.ctxward/` or
+`docs/plans/` (`.ctxward -> ~/`). Every writer here, and every state reader, walks the path it is
+given and refuses it when a symbolic link (or a `.`/`..` component) stands anywhere on the way:
+`ensure_folder` creates folders one by one below the last real one, files are opened with
+O_NOFOLLOW, temporary files with O_EXCL. Project paths are built from a resolved root, so a
+link found on the way can only be one that somebody planted. Files ctxward does not own (a
+host's transcript or settings, a skill, shipped data) are read with `follow_links=True`.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +31,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from ctxward.errors import CtxwardError
+
+# A "." or ".." component: a path with one could leave the folder it names.
+_DOTTED = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 
 _TMP_MARK = ".ctxward-tmp-"
 _T = TypeVar("_T")
@@ -58,8 +70,7 @@ def atomic_write_many(
             pending.append((path, payload))
     folders = list(dict.fromkeys(path.parent for path, _ in pending))
     for folder in folders:
-        if not os.path.isdir(folder):
-            folder.mkdir(parents=True, exist_ok=True)
+        ensure_folder(folder)
         _remove_stale_tmp(folder)
     try:
         _each(lambda item: _replace(*item, validate), pending)
@@ -70,6 +81,7 @@ def atomic_write_many(
 
 def _current_bytes(path: Path) -> bytes | None:
     """The bytes at `path` now; None when there is no file; CtxwardError for a link or FIFO."""
+    _refuse_links_on_the_way(path.parent)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -155,9 +167,14 @@ def _remove_stale_tmp(folder: Path) -> None:
 @contextlib.contextmanager
 def locked(target: Path, locks_dir: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock for `target` (lock files live in `locks_dir`)."""
-    locks_dir.mkdir(parents=True, exist_ok=True)
+    ensure_folder(locks_dir)
     key = hashlib.sha256(str(target.resolve()).encode("utf-8")).hexdigest()[:24]
-    fd = os.open(locks_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(locks_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise CtxwardError(f"{locks_dir / key}.lock: refusing a symbolic link") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -166,16 +183,27 @@ def locked(target: Path, locks_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def open_regular(path: str | os.PathLike[str]) -> int:
+def open_regular(path: str | os.PathLike[str], *, follow_links: bool = False) -> int:
     """A file descriptor open for reading on the regular file at `path`; never blocks.
 
     A FIFO (or a device) planted where ctxward keeps a state file would make a plain `open`
     wait for a writer forever. It is opened without blocking and refused: OSError(EINVAL) naming
     the path, which every reader already handles as an unreadable file. Missing files raise
-    FileNotFoundError and folders IsADirectoryError, as `open` does. The caller owns the
-    descriptor: `with open(open_regular(path), "rb") as handle:` streams the file.
+    FileNotFoundError and folders IsADirectoryError, as `open` does. A symbolic link on the way
+    (the file itself included) is OSError(ELOOP) unless `follow_links` (for files ctxward does
+    not own). The caller owns the descriptor: `with open(open_regular(path), "rb") as handle:`
+    streams the file.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    flags = os.O_RDONLY | os.O_NONBLOCK
+    if not follow_links:
+        _refuse_links_on_the_way(os.path.dirname(os.path.abspath(path)), error=OSError)
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise OSError(errno.ELOOP, "refusing a symbolic link", str(path)) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -188,16 +216,95 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd  # O_NONBLOCK stays set: it changes nothing for a regular file
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """`Path.read_bytes` that never blocks on a FIFO in the file's place (`open_regular`)."""
-    with open(open_regular(path), "rb") as handle:
-        return handle.read()
+def read_regular(
+    path: str | os.PathLike[str], *, follow_links: bool = False, limit: int | None = None
+) -> bytes:
+    """`Path.read_bytes` through `open_regular`; OSError(EFBIG) past `limit` bytes."""
+    with open(open_regular(path, follow_links=follow_links), "rb") as handle:
+        data = handle.read() if limit is None else handle.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return data
 
 
-def read_regular_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
-    """`Path.read_text` (strict decoding, universal newlines) through `open_regular`."""
-    with open(open_regular(path), encoding=encoding) as handle:
-        return handle.read()
+def read_regular_text(
+    path: str | os.PathLike[str],
+    encoding: str = "utf-8",
+    *,
+    follow_links: bool = False,
+    limit: int | None = None,
+) -> str:
+    """`Path.read_text` (strict decoding, universal newlines) through `read_regular`."""
+    text = read_regular(path, follow_links=follow_links, limit=limit).decode(encoding)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def ensure_folder(folder: str | os.PathLike[str], mode: int = 0o777) -> None:
+    """Create `folder` and its missing parents, refusing a symbolic link anywhere on the way.
+
+    The existing part of the path is walked component by component (`_refuse_links_on_the_way`);
+    the missing folders are then made one at a time, so none is ever created through a link.
+    """
+    text = os.path.abspath(_undotted(folder))
+    missing = []
+    while not os.path.lexists(text):
+        missing.append(text)
+        text = os.path.dirname(text)
+    _refuse_links_on_the_way(text)
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, mode)
+        except FileExistsError:  # a concurrent writer made it: it must be a real folder too
+            _refuse_links_on_the_way(path)
+
+
+def remove(path: str | os.PathLike[str]) -> None:
+    """Unlink the file at `path` (a link there is removed, never followed); missing is fine."""
+    _refuse_links_on_the_way(os.path.dirname(os.path.abspath(_undotted(path))))
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def move(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """`os.replace(source, target)` with both folders checked for links on the way."""
+    for path in (source, target):
+        _refuse_links_on_the_way(os.path.dirname(os.path.abspath(_undotted(path))))
+    os.replace(source, target)
+
+
+def _undotted(path: str | os.PathLike[str]) -> str:
+    text = os.fspath(path)
+    if _DOTTED.search(text):
+        raise CtxwardError(f"{text}: refusing a path with a '.' or '..' component")
+    return text
+
+
+def _refuse_links_on_the_way(
+    folder: str | os.PathLike[str], error: type[Exception] = CtxwardError
+) -> None:
+    """Raise `error` when a component of `folder` (itself included) is a symbolic link, or not
+    a folder, or `folder` has a `.`/`..` component. Components that do not exist yet pass: only
+    `ensure_folder` creates them, one by one."""
+    text = os.path.abspath(os.fspath(folder))
+    if _DOTTED.search(os.fspath(folder)):
+        raise error(f"{os.fspath(folder)}: refusing a path with a '.' or '..' component")
+    current = ""
+    for part in text.split(os.sep)[1:]:
+        if not part:
+            continue
+        current += os.sep + part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(mode):
+            if error is OSError:
+                raise OSError(errno.ELOOP, "a symbolic link is on the way", current)
+            raise error(f"{current}: refusing to go through a symbolic link")
+        if not stat.S_ISDIR(mode):
+            if error is OSError:
+                raise OSError(errno.ENOTDIR, "not a folder", current)
+            raise error(f"{current}: not a folder")
 
 
 def sha256_hex(data: str | bytes) -> str:

@@ -248,18 +248,21 @@ def config_path(
         raise BadInput(f"unknown host {host!r} (known: {', '.join(HOSTS)})")
     if scope not in SCOPES[host]:
         raise BadInput(f"{host}: unknown scope {scope!r} (known: {', '.join(SCOPES[host])})")
-    home = Path(env.get("HOME") or Path.home())
+    # The user's own folders are resolved: a home or ~/.claude reached through a link is the
+    # user's choice. A project's are not: there a link on the way is refused (fsutil).
+    home = Path(env.get("HOME") or Path.home()).resolve()
     if host == CLAUDE:
         if scope == "user":
-            return Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "settings.json"
+            folder = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude").resolve()
+            return folder / "settings.json"
         name = "settings.local.json" if scope == "local" else "settings.json"
         return project.root / ".claude" / name
     if host == CODEX:
         if scope == "user":
-            return Path(env.get("CODEX_HOME") or home / ".codex") / "hooks.json"
+            return Path(env.get("CODEX_HOME") or home / ".codex").resolve() / "hooks.json"
         return project.root / ".codex" / "hooks.json"
     if scope == "user":
-        return home / ".config" / "opencode" / "plugin" / "ctxward.js"
+        return (home / ".config" / "opencode" / "plugin").resolve() / "ctxward.js"
     return project.root / ".opencode" / "plugin" / "ctxward.js"
 
 
@@ -487,7 +490,7 @@ def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
     if path.is_symlink():
         raise BadInput(f"{label}: is a symbolic link; edit its target instead")
     try:
-        raw = read_regular(path)
+        raw = read_regular(path, follow_links=True)  # a host file: links are the user's
     except FileNotFoundError:
         return {}, "", False
     except IsADirectoryError:
@@ -857,7 +860,7 @@ def _install_plugin(result: Result, now: datetime | None) -> None:
     shipped = opencode_plugin_path().read_text(encoding="utf-8")
     path = result.path
     try:
-        current = read_regular_text(path)
+        current = read_regular_text(path, follow_links=True)
         result.existed = True
     except FileNotFoundError:
         current = ""
@@ -884,7 +887,7 @@ def _install_plugin(result: Result, now: datetime | None) -> None:
 def _uninstall_plugin(result: Result, now: datetime | None) -> None:
     path = result.path
     try:
-        current = read_regular_text(path)
+        current = read_regular_text(path, follow_links=True)
     except FileNotFoundError:
         return
     except (OSError, UnicodeDecodeError) as exc:

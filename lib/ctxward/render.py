@@ -57,7 +57,9 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
             from ctxward.fsutil import open_regular
 
             try:
-                with open(open_regular(self._get_cache_filename(bucket)), "rb") as handle:
+                with open(
+                    open_regular(self._get_cache_filename(bucket), follow_links=True), "rb"
+                ) as handle:
                     bucket.load_bytecode(handle)
             except (OSError, EOFError, ValueError, TypeError):
                 bucket.reset()

@@ -181,7 +181,7 @@ def _opened(path: str | os.PathLike[str]) -> int:
     """A descriptor on the regular file at `path` (`fsutil.open_regular`: never a FIFO)."""
     from ctxward.fsutil import open_regular
 
-    return open_regular(path)
+    return open_regular(path, follow_links=True)  # the host's file, wherever it keeps it
 
 
 def parse_line(data: bytes) -> dict[str, Any] | None:
@@ -559,7 +559,9 @@ def subagent_transcripts(path: Path) -> list[tuple[Path, str]]:
         meta = candidate.with_name(candidate.name[: -len(".jsonl")] + ".meta.json")
         with contextlib.suppress(OSError, ValueError):  # a FIFO too: never waited on
             agent_type = _str(
-                _dict(json.loads(read_regular(meta).decode("utf-8"))).get("agentType")
+                _dict(json.loads(read_regular(meta, follow_links=True).decode("utf-8"))).get(
+                    "agentType"
+                )
             )
         found.append((candidate, agent_type))
     return found

@@ -126,7 +126,7 @@ def _read(path: Path, label: str) -> str:
     if not path.is_file():
         raise BadInput(f"{label}: no such file")
     try:
-        return read_regular(path).decode("utf-8")
+        return read_regular(path, follow_links=True).decode("utf-8")  # the user named it
     except UnicodeDecodeError as exc:
         raise BadInput(f"{label}: not UTF-8 (byte {exc.start})") from None
     except OSError as exc:  # a FIFO too: `read_regular` never waits on one
