@@ -131,6 +131,40 @@ def changed(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
+def tree(folder: Path) -> dict[str, tuple[str, bytes]]:
+    """Everything below `folder` (itself excluded), by relative path: (kind, bytes or link).
+
+    A hostile-repository test takes one before and after a run on the folders outside the
+    project (the victim's HOME, a folder a planted link points at) and asserts they are equal:
+    nothing created, changed, moved or removed there.
+    """
+    found: dict[str, tuple[str, bytes]] = {}
+    if not folder.is_dir():
+        return found
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            found[rel] = ("link", os.readlink(path).encode())
+        elif path.is_dir():
+            found[rel] = ("folder", b"")
+        elif path.is_file():
+            found[rel] = ("file", path.read_bytes())
+        else:
+            found[rel] = ("other", b"")
+    return found
+
+
+@contextlib.contextmanager
+def untouched(*folders: Path) -> Iterator[None]:
+    """Fail when the body creates, changes or removes anything below one of `folders`."""
+    before = [tree(folder) for folder in folders]
+    yield
+    for folder, was in zip(folders, before, strict=True):
+        now = tree(folder)
+        differ = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+        assert not differ, f"outside the project, below {folder}: {differ[:10]} changed"
+
+
 # --- outcome checks ---------------------------------------------------------------------------
 
 HOOK_EXIT_CODES = frozenset({0, 1})  # README "Exit codes": a hook never exits 2
