@@ -13,7 +13,7 @@ import pytest
 
 from ctxward import drift
 from ctxward.config import load
-from ctxward.errors import BadInput
+from ctxward.errors import BadInput, CtxwardError
 from ctxward.project import Project
 
 ROOT = "/srv/proj"  # a made-up project root
@@ -456,9 +456,30 @@ def test_the_log_refuses_a_symlink(project, tmp_path):
     target = tmp_path / "elsewhere.txt"
     target.write_text("", encoding="utf-8")
     (folder / "s-1.tools.jsonl").symlink_to(target)
-    with pytest.raises(OSError):
+    with pytest.raises(CtxwardError, match="symbolic link"):
         drift.record(project, "PostToolUse", payload(1))
     assert target.read_text(encoding="utf-8") == ""
+
+
+def test_a_linked_sessions_folder_is_not_written_through(project, tmp_path):
+    """A clone commits `.ctxward/sessions -> elsewhere`: the observer refuses it, writes nothing."""
+    elsewhere = tmp_path / "victim"
+    elsewhere.mkdir()
+    (project / ".ctxward").mkdir()
+    (project / ".ctxward" / "sessions").symlink_to(elsewhere)
+    with pytest.raises(CtxwardError, match="symbolic link"):
+        drift.record(project, "PostToolUse", payload(1))
+    assert not drift.observed_quietly(payload(1), {"CLAUDE_PROJECT_DIR": str(project)})
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_no_project_is_observed_nothing_is_made(tmp_path):
+    """A cwd that no marker names as a project: no `.ctxward/` appears in it."""
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    data = {**payload(1), "cwd": str(loose)}
+    assert drift.observed_quietly(data, {})
+    assert list(loose.iterdir()) == []
 
 
 # --- concurrency -----------------------------------------------------------------------------

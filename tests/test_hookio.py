@@ -181,7 +181,8 @@ def test_event_carries_the_project_from_the_environment(project, tmp_path):
     event = hookio.read_event(raw, {"CLAUDE_PROJECT_DIR": str(project)})
 
     assert event.project == Project(project)
-    assert hookio.read_event(raw, {}).project == Project(other.resolve())
+    # No marker above `other` and no $CLAUDE_PROJECT_DIR: the fallback root, not a project.
+    assert hookio.read_event(raw, {}).project == Project(other.resolve(), anchored=False)
 
 
 def test_event_text_fields():
@@ -284,7 +285,11 @@ def test_value_as_dict_is_dataclasses_asdict(tmp_path):
 
     as_dict = event.as_dict()
 
-    assert as_dict == {"name": "PreToolUse", "data": data, "project": {"root": tmp_path}}
+    assert as_dict == {
+        "name": "PreToolUse",
+        "data": data,
+        "project": {"root": tmp_path, "anchored": True},
+    }
     assert list(as_dict) == ["name", "data", "project"]
     assert list(Outcome().as_dict()) == [
         "context",

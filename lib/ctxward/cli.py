@@ -11,7 +11,7 @@ import click
 
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
-from ctxward.project import Project, find_root
+from ctxward.project import Project, find_project
 from ctxward.render import render
 
 HOOK_EVENTS = {
@@ -88,8 +88,7 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
         ctxward activate deep-review --slug parser-fix
         ctxward plan list
     """
-    root = project_dir.resolve() if project_dir else find_root()
-    ctx.obj = Project(root)
+    ctx.obj = Project(project_dir.resolve()) if project_dir else find_project()
 
 
 @cli.command()
@@ -152,7 +151,7 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
     """
     from ctxward.plans import readable_summaries
 
-    plans, unreadable = readable_summaries(project_of(ctx))
+    plans, unreadable = readable_summaries(project_of(ctx, anywhere=True))
     for problem in unreadable:
         click.echo(render("cli/plan_unreadable.txt.j2", problem=problem), err=True, nl=False)
     echo_result(
@@ -226,7 +225,7 @@ def compactions(ctx: click.Context, limit: int, as_json: bool) -> None:
     """
     from ctxward.survival import read_reports
 
-    project = project_of(ctx)
+    project = project_of(ctx, anywhere=True)
     reports = read_reports(project, limit)
     echo_result(as_json, reports, "cli/compactions.txt.j2", reports=reports)
 
@@ -253,7 +252,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     """
     from ctxward.config import load
 
-    settings = load(project_of(ctx))
+    settings = load(project_of(ctx, anywhere=True))
     if as_json:
         echo_json(settings.as_dict())
     else:

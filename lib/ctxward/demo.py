@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ctxward.fsutil import atomic_write
 from ctxward.hookio import run_in_memory
 from ctxward.invariants import activate, load_plans
 from ctxward.project import Project
@@ -64,8 +65,7 @@ def run_demo(root: Path, now: datetime | None = None) -> list[Step]:
 
     for skill in SKILLS:  # as a user would have them: the shipped packs in .claude/skills/
         installed = project.root / ".claude" / "skills" / skill / "SKILL.md"
-        installed.parent.mkdir(parents=True, exist_ok=True)
-        installed.write_bytes((data_dir("invariants") / skill / "SKILL.md").read_bytes())
+        atomic_write(installed, (data_dir("invariants") / skill / "SKILL.md").read_bytes())
         activate(project, skill, SLUG, now=now)
     invariants_md = project.plans_dir / SLUG / "invariants.md"
     steps.append(

@@ -72,6 +72,7 @@ import os
 import stat
 import time
 
+from ctxward.confine import ensure_folder, refuse_links_on_the_way, refuse_links_to
 from ctxward.errors import BadInput, CtxwardError
 from ctxward.sessionfiles import SESSIONS_DIRNAME, safe_id
 
@@ -536,6 +537,8 @@ def observed_quietly(data: Mapping[str, Any], env: Mapping[str, str]) -> bool:
         if name not in EVENTS:
             return False
         root = _root(data, env)
+        if root is None:  # not a project: nothing is observed, no .ctxward/ is made there
+            return True
         waiting = _observe(root, str(name), data, take=False)
     except Exception:  # noqa: BLE001 - the full path reports what went wrong, in one line
         return False
@@ -552,9 +555,9 @@ def record(project_root: str | os.PathLike[str], event: str, data: Mapping[str, 
     return _observe(os.fspath(project_root), event, data, take=True)
 
 
-def _root(data: Mapping[str, Any], env: Mapping[str, str]) -> str:
-    """`project.find_root` without pathlib: $CLAUDE_PROJECT_DIR, else the nearest folder with
-    .git or .ctxward above the payload's cwd, else that cwd."""
+def _root(data: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """`project.find_project` without pathlib: $CLAUDE_PROJECT_DIR, else the nearest folder
+    with .git or .ctxward above the payload's cwd; None when it is no project."""
     explicit = env.get("CLAUDE_PROJECT_DIR")
     if explicit:
         return os.path.realpath(explicit)
@@ -568,7 +571,7 @@ def _root(data: Mapping[str, Any], env: Mapping[str, str]) -> str:
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:
-            return start
+            return None
         folder = parent
 
 
@@ -669,6 +672,7 @@ class _Session:
         self._limits: dict[str, Any] = {}
 
     def __enter__(self) -> _Session:
+        refuse_links_on_the_way(self.folder)  # a planted .ctxward or sessions link: not followed
         config = os.path.join(self.root, ".ctxward", "config.yaml")
         try:
             info = os.stat(config)
@@ -685,14 +689,18 @@ class _Session:
             self.changed = True
         if not self._limits["enabled"]:
             if self.changed:
-                os.makedirs(self.folder, exist_ok=True)
+                ensure_folder(self.folder)
                 self._write_state({"v": STATE_VERSION, "off": True})
             return self
-        os.makedirs(self.folder, exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        ensure_folder(self.folder)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         try:
             self._fd = _open_regular(self.log_path, flags)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise CtxwardError(
+                    f"{self.log_path}: refusing a symbolic link; the call is not observed"
+                ) from None
             if exc.errno not in (errno.EINVAL, errno.ENXIO):  # ENXIO: a FIFO nobody reads
                 raise
             raise CtxwardError(
@@ -743,7 +751,7 @@ class _Session:
         # the log's lock it is simply truncated; without it (drift switched off: no log is held)
         # it is created exclusively, and one left by a crash a minute ago is removed instead.
         tmp = self.state_path + ".tmp"
-        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        flags = os.O_WRONLY | os.O_CREAT
         try:
             fd = _open_regular(tmp, flags | (os.O_TRUNC if self._fd >= 0 else os.O_EXCL))
         except FileExistsError:  # another call is writing it, or a crash left it
@@ -804,12 +812,14 @@ def _load_limits(root: str) -> dict[str, Any]:
 
 
 def _open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
-    """`os.open` that never blocks on a FIFO planted in a state file's place: OSError(EINVAL).
+    """`os.open` that never blocks on a FIFO planted in a state file's place (OSError(EINVAL))
+    and never follows a link planted there (O_NOFOLLOW: OSError(ELOOP)).
 
     fsutil.open_regular does the same; this module is on every tool call's path, and fsutil's
-    imports (pathlib, hashlib) would double what it costs to import.
+    imports (pathlib, hashlib) would double what it costs to import. The folder on the way is
+    checked once per call (`_Session.__enter__`).
     """
-    fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW, 0o644)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise OSError(errno.EINVAL, "not a regular file (a FIFO or a device?)", str(path))
@@ -865,6 +875,7 @@ def newest_log(project: Project) -> Path | None:
 
 def iter_log(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON-object lines of a hook log (a partial last line is skipped)."""
+    refuse_links_to(path, OSError)  # a planted sessions link is not read through
     with open(_open_regular(path), "rb") as handle:
         yield from _objects(handle)
 

@@ -7,13 +7,11 @@ one, never half of one; a leftover temporary file is removed by the next write i
 once it is older than an hour. ctxward reads its own state through `open_regular`, which refuses
 a FIFO planted in a file's place instead of waiting on it.
 
-Containment: a cloned repository may commit a symbolic link anywhere in `.ctxward/` or
-`docs/plans/` (`.ctxward -> ~/`). Every writer here, and every state reader, walks the path it is
-given and refuses it when a symbolic link (or a `.`/`..` component) stands anywhere on the way:
-`ensure_folder` creates folders one by one below the last real one, files are opened with
-O_NOFOLLOW, temporary files with O_EXCL. Project paths are built from a resolved root, so a
-link found on the way can only be one that somebody planted. Files ctxward does not own (a
-host's transcript or settings, a skill, shipped data) are read with `follow_links=True`.
+Containment (`ctxward.confine`): every writer here, and every state reader, refuses a path with
+a symbolic link or a `.`/`..` component anywhere on the way; folders are created one by one
+below the last real one, files are opened with O_NOFOLLOW, temporary files with O_EXCL. Files
+ctxward does not own (a host's transcript or settings, a skill the user names, shipped data) are
+read with `follow_links=True`.
 """
 
 from __future__ import annotations
@@ -23,17 +21,15 @@ import errno
 import fcntl
 import hashlib
 import os
-import re
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from ctxward.confine import ensure_folder as ensure_folder  # writers find it here too
+from ctxward.confine import refuse_links_to
 from ctxward.errors import CtxwardError
-
-# A "." or ".." component: a path with one could leave the folder it names.
-_DOTTED = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 
 _TMP_MARK = ".ctxward-tmp-"
 _T = TypeVar("_T")
@@ -81,7 +77,7 @@ def atomic_write_many(
 
 def _current_bytes(path: Path) -> bytes | None:
     """The bytes at `path` now; None when there is no file; CtxwardError for a link or FIFO."""
-    _refuse_links_on_the_way(path.parent)
+    refuse_links_to(path)
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -196,7 +192,7 @@ def open_regular(path: str | os.PathLike[str], *, follow_links: bool = False) ->
     """
     flags = os.O_RDONLY | os.O_NONBLOCK
     if not follow_links:
-        _refuse_links_on_the_way(os.path.dirname(os.path.abspath(path)), error=OSError)
+        refuse_links_to(path, error=OSError)
         flags |= os.O_NOFOLLOW
     try:
         fd = os.open(path, flags)
@@ -239,28 +235,9 @@ def read_regular_text(
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def ensure_folder(folder: str | os.PathLike[str], mode: int = 0o777) -> None:
-    """Create `folder` and its missing parents, refusing a symbolic link anywhere on the way.
-
-    The existing part of the path is walked component by component (`_refuse_links_on_the_way`);
-    the missing folders are then made one at a time, so none is ever created through a link.
-    """
-    text = os.path.abspath(_undotted(folder))
-    missing = []
-    while not os.path.lexists(text):
-        missing.append(text)
-        text = os.path.dirname(text)
-    _refuse_links_on_the_way(text)
-    for path in reversed(missing):
-        try:
-            os.mkdir(path, mode)
-        except FileExistsError:  # a concurrent writer made it: it must be a real folder too
-            _refuse_links_on_the_way(path)
-
-
 def remove(path: str | os.PathLike[str]) -> None:
     """Unlink the file at `path` (a link there is removed, never followed); missing is fine."""
-    _refuse_links_on_the_way(os.path.dirname(os.path.abspath(_undotted(path))))
+    refuse_links_to(path)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
 
@@ -268,43 +245,8 @@ def remove(path: str | os.PathLike[str]) -> None:
 def move(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
     """`os.replace(source, target)` with both folders checked for links on the way."""
     for path in (source, target):
-        _refuse_links_on_the_way(os.path.dirname(os.path.abspath(_undotted(path))))
+        refuse_links_to(path)
     os.replace(source, target)
-
-
-def _undotted(path: str | os.PathLike[str]) -> str:
-    text = os.fspath(path)
-    if _DOTTED.search(text):
-        raise CtxwardError(f"{text}: refusing a path with a '.' or '..' component")
-    return text
-
-
-def _refuse_links_on_the_way(
-    folder: str | os.PathLike[str], error: type[Exception] = CtxwardError
-) -> None:
-    """Raise `error` when a component of `folder` (itself included) is a symbolic link, or not
-    a folder, or `folder` has a `.`/`..` component. Components that do not exist yet pass: only
-    `ensure_folder` creates them, one by one."""
-    text = os.path.abspath(os.fspath(folder))
-    if _DOTTED.search(os.fspath(folder)):
-        raise error(f"{os.fspath(folder)}: refusing a path with a '.' or '..' component")
-    current = ""
-    for part in text.split(os.sep)[1:]:
-        if not part:
-            continue
-        current += os.sep + part
-        try:
-            mode = os.lstat(current).st_mode
-        except FileNotFoundError:
-            return
-        if stat.S_ISLNK(mode):
-            if error is OSError:
-                raise OSError(errno.ELOOP, "a symbolic link is on the way", current)
-            raise error(f"{current}: refusing to go through a symbolic link")
-        if not stat.S_ISDIR(mode):
-            if error is OSError:
-                raise OSError(errno.ENOTDIR, "not a folder", current)
-            raise error(f"{current}: not a folder")
 
 
 def sha256_hex(data: str | bytes) -> str:

@@ -116,7 +116,7 @@ def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) 
     """Parse the host's stdin bytes into a HookEvent; HookInputError names what is wrong."""
     from ctxward.events import HANDLERS
     from ctxward.hooktypes import HookEvent
-    from ctxward.project import Project, find_root
+    from ctxward.project import find_project
 
     data = decode_payload(raw)
     name = data.get("hook_event_name")
@@ -127,8 +127,8 @@ def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) 
     if expected is not None and name != expected:
         raise HookInputError(f"this hook handles {expected}, but the payload is for {name}")
     cwd = data.get("cwd")
-    root = find_root(env, cwd if isinstance(cwd, str) and cwd else None)
-    return HookEvent(name=name, data=data, project=Project(root))
+    project = find_project(env, cwd if isinstance(cwd, str) and cwd else None)
+    return HookEvent(name=name, data=data, project=project)
 
 
 def decode_payload(raw: bytes) -> dict[str, Any]:
@@ -230,7 +230,12 @@ def run(
             from ctxward.events import handler_for
 
             handler = handler_for(event.name)
-        outcome = handler(event)
+        if event.project.anchored or event.name == "PreToolUse":
+            outcome = handler(event)
+        else:  # not a project: nothing of ours to read, and no .ctxward/ is made in it
+            from ctxward.hooktypes import NOTHING
+
+            outcome = NOTHING
         if host == "claude":
             answer = render_outcome(event.name, outcome)
         else:

@@ -25,29 +25,48 @@ def find_root(
     The walk starts at `cwd` (a hook's payload cwd) or the process's working directory, and falls
     back to that starting folder when no marker is found above it.
     """
+    return _search(env, cwd)[0]
+
+
+def find_project(
+    env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> Project:
+    """`Project(find_root(env, cwd))`, not `anchored` when the root is only the fallback: a
+    folder that no marker and no $CLAUDE_PROJECT_DIR names as a project."""
+    root, anchored = _search(env, cwd)
+    return Project(root, anchored=anchored)
+
+
+def _search(env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -> tuple[Path, bool]:
     env = os.environ if env is None else env
     explicit = env.get("CLAUDE_PROJECT_DIR")
     try:
         if explicit:
-            return Path(explicit).resolve()
+            return Path(explicit).resolve(), True
         start = Path(cwd if cwd else os.getcwd()).resolve()
         for folder in (start, *start.parents):
             if any((folder / marker).exists() for marker in _MARKERS):
-                return folder
+                return folder, True
     except (OSError, ValueError) as exc:  # a NUL byte in the path, a deleted working folder
         given = explicit or cwd or "the working folder"
         raise BadInput(f"cannot use {str(given)[:200]!r} as the project folder: {exc}") from None
-    return start
+    return start, False
 
 
 class Project(Value):
-    """Paths of one project's state (DESIGN.md "State on disk")."""
+    """Paths of one project's state (DESIGN.md "State on disk").
 
-    __slots__ = ("root",)
+    `anchored` False: the root is a folder nothing names as a project (`find_project`'s
+    fallback). Hooks then leave it alone (no `.ctxward/` is made in a random folder) and the
+    CLI's writing commands refuse it (`commands.project_of`).
+    """
+
+    __slots__ = ("anchored", "root")
     root: Path
+    anchored: bool
 
-    def __init__(self, root: Path) -> None:
-        self._set(root=root)
+    def __init__(self, root: Path, anchored: bool = True) -> None:
+        self._set(root=root, anchored=anchored)
 
     @property
     def plans_dir(self) -> Path:

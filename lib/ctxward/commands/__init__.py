@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ctxward.errors import CtxwardError
+from ctxward.errors import BadInput, CtxwardError
 from ctxward.project import Project
 
 
@@ -43,8 +43,16 @@ class Group(click.Group):
             raise click.exceptions.Exit(exc.exit_code) from None
 
 
-def project_of(ctx: click.Context) -> Project:
+def project_of(ctx: click.Context, *, anywhere: bool = False) -> Project:
+    """The command's project; BadInput (exit 2, nothing written) when the folder is no project
+    and the command writes state (`anywhere` False), so that no `docs/` or `.ctxward/` appears in
+    whatever folder the command was started in."""
     project: Project = ctx.obj
+    if not (anywhere or project.anchored):
+        raise BadInput(
+            f"{project.root} is not a project (no .git or .ctxward above it): run this inside "
+            f"one, or name it with -C DIR"
+        )
     return project
 
 

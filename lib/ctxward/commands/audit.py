@@ -42,7 +42,7 @@ def audit(
     """
     from ctxward import transcript as reader
 
-    path = transcript or reader.find_transcript(project_of(ctx).root, os.environ)
+    path = transcript or reader.find_transcript(project_of(ctx, anywhere=True).root, os.environ)
     try:
         if path is None:
             folder = reader.projects_dir(os.environ)
@@ -55,7 +55,10 @@ def audit(
     if html_file is not None:
         from ctxward.fsutil import atomic_write
 
-        atomic_write(html_file, render("audit/report.html.j2", page=reader.page_model(result)))
+        atomic_write(
+            html_file.parent.resolve() / html_file.name,
+            render("audit/report.html.j2", page=reader.page_model(result)),
+        )
     if summary:
         body = reader.summary(result, names=top)
         echo_result(as_json, body, "audit/summary.txt.j2", s=body)

@@ -107,7 +107,7 @@ def status_command(ctx: click.Context, as_json: bool) -> None:
     """
     from ctxward.bank.view import status
 
-    data = status(project_of(ctx))
+    data = status(project_of(ctx, anywhere=True))
     echo_result(as_json, data, "bank/cli_status.txt.j2", status=data)
 
 
@@ -172,7 +172,7 @@ def context_command(ctx: click.Context, phase: str, feature: str | None, as_json
     """
     from ctxward.bank.view import context
 
-    data = context(project_of(ctx), phase, feature)
+    data = context(project_of(ctx, anywhere=True), phase, feature)
     if as_json:
         echo_json(data)
     else:

@@ -27,7 +27,7 @@ def _capacity(ctx: click.Context, agent_type: str | None) -> tuple[int, str | No
     from ctxward.config import load
     from ctxward.guard import capacity_for
 
-    settings = load(project_of(ctx))
+    settings = load(project_of(ctx, anywhere=True))
     capacity = capacity_for(
         settings.dispatch.capacity_bytes, settings.dispatch.capacity_by_agent, agent_type
     )

@@ -134,7 +134,11 @@ def score_command(
 
     _, content = _read_input(text, file_)
     scored = score_text(
-        content, _tables(project_of(ctx)), sender=sender, receiver=receiver, blocker=blocker
+        content,
+        _tables(project_of(ctx, anywhere=True)),
+        sender=sender,
+        receiver=receiver,
+        blocker=blocker,
     )
     if not scored:
         raise BadInput("the input is empty")
@@ -209,7 +213,7 @@ def stats_command(
     label, content = _read_input(text, file_)
     run = compress_text(
         content,
-        _tables(project_of(ctx)),
+        _tables(project_of(ctx, anywhere=True)),
         sender=sender,
         receiver=receiver,
         blocker=blocker,

@@ -40,7 +40,7 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
     if as_json:
         echo_json(result.as_dict())
         return
-    backup = label_of(result.backup, project_of(ctx)) if result.backup else ""
+    backup = label_of(result.backup, project_of(ctx, anywhere=True)) if result.backup else ""
     left_out = any(c.action in ("skipped", "removed") and c.reason for c in result.changes)
     text = render(
         "install/result.txt.j2",
@@ -87,7 +87,13 @@ def install_claude(
     from ctxward.install import install as run
 
     version = detect_claude_version(claude_version)
-    result = run("claude", scope, project_of(ctx), dry_run=dry_run, claude_version=version)
+    result = run(
+        "claude",
+        scope,
+        project_of(ctx, anywhere=scope == "user"),
+        dry_run=dry_run,
+        claude_version=version,
+    )
     _show(ctx, result, as_json)
 
 
@@ -108,7 +114,11 @@ def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: boo
     """
     from ctxward.install import install as run
 
-    _show(ctx, run("opencode", scope, project_of(ctx), dry_run=dry_run), as_json)
+    _show(
+        ctx,
+        run("opencode", scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
+        as_json,
+    )
 
 
 @install.command("codex")
@@ -129,7 +139,11 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
     """
     from ctxward.install import install as run
 
-    _show(ctx, run("codex", scope, project_of(ctx), dry_run=dry_run), as_json)
+    _show(
+        ctx,
+        run("codex", scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
+        as_json,
+    )
 
 
 @click.group(cls=Group)
@@ -151,7 +165,11 @@ def _uninstall_command(host: str, scopes: tuple[str, ...]) -> click.Command:
     def command(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
         from ctxward.install import uninstall as run
 
-        _show(ctx, run(host, scope, project_of(ctx), dry_run=dry_run), as_json)
+        _show(
+            ctx,
+            run(host, scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
+            as_json,
+        )
 
     command.help = (
         f"Remove ctxward's {host} wiring from the file `ctxward install {host}` writes.\n\n"
@@ -187,7 +205,7 @@ def doctor(ctx: click.Context, claude_version: str | None, no_run: bool, as_json
     from ctxward.install import detect_claude_version
 
     version = detect_claude_version(claude_version)
-    result = diagnose(project_of(ctx), version=version, run_hooks=not no_run)
+    result = diagnose(project_of(ctx, anywhere=True), version=version, run_hooks=not no_run)
     if as_json:
         echo_json(result.as_dict())
     else:

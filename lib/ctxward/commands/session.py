@@ -99,7 +99,7 @@ def stats_command(ctx: click.Context, transcript: Path | None, as_json: bool) ->
     Example:
         ctxward session stats --json
     """
-    path = _transcript(project_of(ctx), transcript)
+    path = _transcript(project_of(ctx, anywhere=True), transcript)
     extraction, summary = _summarize(path)
     body = sessions.stats(extraction, summary, path)
     echo_result(as_json, body, "session/cli_stats.txt.j2", stats=body)

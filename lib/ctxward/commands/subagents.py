@@ -14,6 +14,7 @@ import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.errors import BadInput, CtxwardError
+from ctxward.fsutil import ensure_folder
 from ctxward.render import render
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -161,7 +162,7 @@ def artifact_path_command(
 
     project = project_of(ctx)
     path = artifact_path(project, _session(session), rid, role, idx, ext)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent)
     click.echo(render("subagents/artifact_path.txt.j2", path=project.relative(path)), nl=False)
 
 

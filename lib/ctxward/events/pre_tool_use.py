@@ -98,7 +98,7 @@ def guard_dispatch(project: Project, tool: str, tool_input: object) -> Outcome:
     decision = guard.decide(measured.size, capacity)
     if decision.allowed:
         return _allowed(tool, decision)
-    if not offload:
+    if not offload or not project.anchored:  # no project: no .ctxward/offload/ to move it to
         return _denied(tool, decision, measured)
     return _offload(project, tool, tool_input, measured, decision)
 

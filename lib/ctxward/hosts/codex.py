@@ -49,7 +49,7 @@ from typing import Any
 
 from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, decode_payload
-from ctxward.project import Project, find_root
+from ctxward.project import find_project
 
 PRE_COMPACT = "PreCompact"
 SESSION_START = "SessionStart"
@@ -97,8 +97,7 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
                 "(leave PostCompact out of .codex/hooks.json; SessionStart compact re-injects "
                 "the rules)"
             )
-    root = find_root({}, cwd or None)
-    return HookEvent(name=name, data=dict(payload), project=Project(root))
+    return HookEvent(name=name, data=dict(payload), project=find_project({}, cwd or None))
 
 
 def render_outcome(event: HookEvent, outcome: Outcome) -> str:

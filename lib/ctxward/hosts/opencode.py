@@ -118,7 +118,7 @@ from typing import Any
 
 from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, decode_payload
-from ctxward.project import Project, find_root
+from ctxward.project import Project, find_project
 
 PRE_TOOL_USE = "PreToolUse"
 PRE_COMPACT = "PreCompact"
@@ -203,8 +203,8 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
         data["session_id"] = _text(inputs, "sessionID", hook, required=False)
         if name == SESSION_START:
             data["source"] = _choice(plugin, "source", SOURCES, hook, default="startup")
-    root = find_root({}, directory or None)  # $CLAUDE_PROJECT_DIR means nothing to OpenCode
-    return HookEvent(name=name, data=data, project=Project(root))
+    project = find_project({}, directory or None)  # $CLAUDE_PROJECT_DIR means nothing to it
+    return HookEvent(name=name, data=data, project=project)
 
 
 def render_outcome(event: HookEvent, outcome: Outcome) -> str:
