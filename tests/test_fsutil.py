@@ -17,11 +17,16 @@ import pytest
 from ctxward.errors import CtxwardError
 from ctxward.fsutil import (
     atomic_write,
+    ensure_folder,
+    is_leftover,
     locked,
+    move,
     open_regular,
     read_regular,
     read_regular_text,
+    remove,
     sha256_hex,
+    sweep_leftovers,
 )
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
@@ -263,3 +268,129 @@ def test_open_regular_hands_over_the_descriptor_and_leaks_none(folder):
             open_regular(refused)
 
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+# --- containment: no link and no '..' on the way ----------------------------------------------
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (its number is not reused within the test)."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **_RUN)
+    return int(child.stdout)
+
+
+_RUN: dict[str, object] = {"capture_output": True, "text": True, "check": True, "timeout": 20}
+
+
+def test_a_linked_folder_on_the_way_is_refused_and_nothing_lands_behind_it(folder, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (folder / ".ctxward").symlink_to(victim)
+    for write in (
+        lambda: atomic_write(folder / ".ctxward" / "offload" / "a.md", "x"),
+        lambda: ensure_folder(folder / ".ctxward" / "sessions"),
+        lambda: locked(folder / "t", folder / ".ctxward" / "locks").__enter__(),
+        lambda: remove(folder / ".ctxward" / "a"),
+        lambda: move(folder / "a", folder / ".ctxward" / "a"),
+    ):
+        with pytest.raises(CtxwardError, match="symbolic link"):
+            write()
+    assert list(victim.iterdir()) == []
+
+
+def test_a_dotted_path_is_refused(folder):
+    with pytest.raises(CtxwardError, match=r"'\.\.'"):
+        atomic_write(Path(f"{folder}/x/../../escaped.md"), "x")
+    with pytest.raises(CtxwardError, match=r"'\.\.'"):
+        ensure_folder(f"{folder}/a/./b")
+    assert not (folder.parent / "escaped.md").exists()
+
+
+def test_state_reads_refuse_a_link_on_the_way_unless_following_is_asked(folder, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "plan.md").write_text("outside\n")
+    (folder / "plans").symlink_to(outside)
+    (folder / "file.md").symlink_to(outside / "plan.md")
+    for path in (folder / "plans" / "plan.md", folder / "file.md"):
+        with pytest.raises(OSError) as raised:
+            read_regular(path)
+        assert raised.value.errno == errno.ELOOP
+        assert read_regular(path, follow_links=True) == b"outside\n"
+
+
+def test_ensure_folder_makes_every_missing_folder(folder):
+    ensure_folder(folder / "a" / "b" / "c")
+    ensure_folder(folder / "a" / "b" / "c")  # again: nothing to do, no error
+    assert (folder / "a" / "b" / "c").is_dir()
+
+
+def test_a_read_past_its_limit_is_efbig(folder):
+    path = folder / "big"
+    path.write_bytes(b"x" * 101)
+    assert read_regular(path, limit=101) == b"x" * 101
+    with pytest.raises(OSError) as raised:
+        read_regular_text(path, limit=100)
+    assert raised.value.errno == errno.EFBIG
+
+
+def test_read_regular_text_translates_newlines_as_open_does(folder):
+    path = folder / "crlf"
+    path.write_bytes(b"a\r\nb\rc\n")
+    assert read_regular_text(path) == "a\nb\nc\n"
+
+
+# --- crash leftovers --------------------------------------------------------------------------
+
+
+def test_a_dead_writers_leftover_goes_once_it_is_a_minute_old(folder):
+    dead = _dead_pid()
+    old = time.time() - 120
+    leftover = folder / f".a.md.ctxward-tmp-{dead}-00000000"
+    leftover.write_text("half")
+    os.utime(leftover, (old, old))
+    young = folder / f".b.md.ctxward-tmp-{dead}-11111111"
+    young.write_text("maybe a container's writer, right now")
+    alive = folder / f".c.md.ctxward-tmp-{os.getppid()}-22222222"
+    alive.write_text("a live writer")
+    os.utime(alive, (old, old))
+
+    atomic_write(folder / "file.md", "data")
+
+    assert sorted(p.name for p in folder.iterdir()) == sorted([young.name, alive.name, "file.md"])
+    assert is_leftover(young.name, time.time() - 120)
+    assert not is_leftover(alive.name, time.time() - 120)
+
+
+def test_the_sweep_reaches_folders_nobody_writes_again(folder):
+    state, plans = folder / ".ctxward", folder / "docs" / "plans"
+    old = time.time() - 7200
+    leftovers = [
+        state / "sessions" / ".s.json.ctxward-tmp-1-aaaaaaaa",
+        plans / "p" / ".compaction-payload.md.ctxward-tmp-1-bbbbbbbb",
+    ]
+    for path in leftovers:
+        path.parent.mkdir(parents=True)
+        path.write_text("left by a SIGKILL")
+        os.utime(path, (old, old))
+
+    assert sweep_leftovers(state, plans) == 2
+    assert not any(path.exists() for path in leftovers)
+    leftovers[0].write_text("another")
+    os.utime(leftovers[0], (old, old))
+    assert sweep_leftovers(state, plans) == 0  # not due again for ten minutes: one stat
+    assert leftovers[0].exists()
+
+
+def test_the_sweep_makes_no_state_folder_and_follows_no_link(folder, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    planted = victim / ".x.ctxward-tmp-1-cccccccc"
+    planted.write_text("not ours")
+    os.utime(planted, (0, 0))
+    assert sweep_leftovers(folder / ".ctxward", folder / "docs" / "plans") == 0
+    assert not (folder / ".ctxward").exists()
+    (folder / ".ctxward").mkdir()
+    (folder / ".ctxward" / "sessions").symlink_to(victim)
+    assert sweep_leftovers(folder / ".ctxward", folder / "docs" / "plans") == 0
+    assert planted.exists()

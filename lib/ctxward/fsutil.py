@@ -34,6 +34,10 @@ from ctxward.errors import CtxwardError
 _TMP_MARK = ".ctxward-tmp-"
 _T = TypeVar("_T")
 _STALE_SECONDS = 3600
+# A writer in another pid namespace (a container sharing the folder) looks dead from here: no
+# file younger than this is taken for a leftover, whatever its pid says.
+_GRACE_SECONDS = 60
+_SWEEP_MAX = 20_000  # entries one sweep looks at, whatever a repository commits
 
 
 def atomic_write(
@@ -150,14 +154,74 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _remove_stale_tmp(folder: Path) -> None:
-    cutoff = time.time() - _STALE_SECONDS
+def _remove_stale_tmp(folder: str | os.PathLike[str], now: float | None = None) -> int:
+    """Remove the leftover temporary files in `folder` (`is_leftover`); return how many."""
+    removed = 0
     with os.scandir(folder) as entries:
         for entry in entries:
             if entry.name.startswith(".") and _TMP_MARK in entry.name:
                 with contextlib.suppress(OSError):
-                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    if is_leftover(entry.name, entry.stat(follow_symlinks=False).st_mtime, now):
                         os.unlink(entry.path)
+                        removed += 1
+    return removed
+
+
+def is_leftover(name: str, mtime: float, now: float | None = None) -> bool:
+    """Whether a temporary file `name` (`.<target>.ctxward-tmp-<pid>-<hex>`) is a crash's
+    leftover: its writer is gone (SIGKILL, a full disk), or it is older than an hour (a pid
+    reused by another process)."""
+    now = time.time() if now is None else now
+    if mtime < now - _STALE_SECONDS:
+        return True
+    pid = name.rpartition(_TMP_MARK)[2].partition("-")[0]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return mtime < now - _GRACE_SECONDS
+    except OSError:  # EPERM: alive, another user's; an absurd pid: leave it to the hour
+        return False
+    return False
+
+
+def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = 600.0) -> int:
+    """Remove crash leftovers below a project's two state folders, at most every `every` s.
+
+    A writer killed between creating its temporary file and renaming it leaves the file in a
+    folder that may never be written again; so the hooks and commands sweep every state folder
+    now and then, not only the one they write. One stat when it is not due (the stamp is
+    `<state_dir>/locks/swept`); nothing when there is no state folder yet; the walk follows no
+    link and stops after _SWEEP_MAX entries, so a hostile tree cannot make it slow.
+    """
+    stamp = state_dir / "locks" / "swept"
+    now = time.time()
+    try:
+        if os.lstat(stamp).st_mtime > now - every:
+            return 0
+    except FileNotFoundError:
+        if not os.path.isdir(state_dir):
+            return 0
+    except OSError:
+        return 0
+    removed, seen = 0, 0
+    pending = [os.fspath(state_dir), os.fspath(plans_dir)]
+    while pending and seen < _SWEEP_MAX:
+        folder = pending.pop()
+        try:
+            refuse_links_to(os.path.join(folder, "x"), error=OSError)
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+            removed += _remove_stale_tmp(folder, now)
+        except OSError:
+            continue
+    with contextlib.suppress(CtxwardError, OSError):
+        atomic_write(stamp, f"{int(now)}\n")
+    return removed
 
 
 @contextlib.contextmanager

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from ctxward.hooktypes import Handler as Handler
     from ctxward.hooktypes import HookEvent as HookEvent
     from ctxward.hooktypes import Outcome as Outcome
+    from ctxward.project import Project
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 # Host payloads nest a few levels (tool inputs and results included); deeper is refused
@@ -232,6 +233,7 @@ def run(
             handler = handler_for(event.name)
         if event.project.anchored or event.name == "PreToolUse":
             outcome = handler(event)
+            _sweep_leftovers(event.project)
         else:  # not a project: nothing of ours to read, and no .ctxward/ is made in it
             from ctxward.hooktypes import NOTHING
 
@@ -255,6 +257,16 @@ def run(
     stdout.write(answer)
     stdout.flush()
     return 0
+
+
+def _sweep_leftovers(project: Project) -> None:
+    """A crash's temporary files, wherever they are, go at the next hook run (`fsutil`)."""
+    import contextlib
+
+    from ctxward.fsutil import sweep_leftovers
+
+    with contextlib.suppress(Exception):  # housekeeping: it must never cost the answer
+        sweep_leftovers(project.state_dir, project.plans_dir)
 
 
 def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:

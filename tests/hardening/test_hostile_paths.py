@@ -22,13 +22,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import ctxward_hardening as support
 import pytest
 
 from ctxward.hookio import run_in_memory
 from ctxward.invariants import activate
 from ctxward.project import Project
-
-import ctxward_hardening as support
 
 SLUG = "victim-plan"
 MARKER = "NEVER-SHOWN-RULE-7f3a"  # a rule of the victim's plan, outside the project

@@ -37,10 +37,23 @@ class Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
         except CtxwardError as exc:
             click.echo(f"ctxward: error: {exc}", err=True)
             raise click.exceptions.Exit(exc.exit_code) from None
+        if isinstance(ctx.obj, Project) and ctx.obj.anchored:
+            _sweep_leftovers(ctx.obj)
+        return result
+
+
+def _sweep_leftovers(project: Project) -> None:
+    """A crash's temporary files, wherever they are, go at the next command (`fsutil`)."""
+    import contextlib
+
+    from ctxward.fsutil import sweep_leftovers
+
+    with contextlib.suppress(CtxwardError, OSError):
+        sweep_leftovers(project.state_dir, project.plans_dir)
 
 
 def project_of(ctx: click.Context, *, anywhere: bool = False) -> Project:
