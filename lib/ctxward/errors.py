@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+
 # Documented exit codes (README "Exit codes"). The CLI maps errors to these in one place.
 EXIT_OK = 0
 EXIT_ERROR = 1  # expected failure; for hooks: Claude Code's non-blocking error
 EXIT_BAD_INPUT = 2  # CLI only: the user's input was refused and nothing was written
 EXIT_REJECTED = 3  # CLI only: a dispatch was rejected by the guard
 EXIT_ESCALATED = 4  # CLI only: `bank promote` escalated (CRITICAL over budget); nothing written
+
+
+def digits_problem() -> str:
+    """What is wrong with a JSON or YAML text whose parser raised a plain ValueError: an
+    integer longer than Python converts (`sys.get_int_max_str_digits()`, 4,300 by default)."""
+    return f"an integer of more than {sys.get_int_max_str_digits():,} digits"
 
 
 class CtxwardError(Exception):

@@ -47,14 +47,13 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward.errors import BadInput, CtxwardError
+from ctxward.errors import BadInput, CtxwardError, digits_problem
 from ctxward.fsutil import atomic_write, read_regular, read_regular_text
 from ctxward.project import Project
 
@@ -568,10 +567,7 @@ def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
             "fix it and run again"
         ) from None
     except ValueError:  # json's only other error: an integer past sys.get_int_max_str_digits()
-        raise BadInput(
-            f"{label}: has an integer of more than {sys.get_int_max_str_digits():,} digits; "
-            "fix it and run again"
-        ) from None
+        raise BadInput(f"{label}: has {digits_problem()}; fix it and run again") from None
     except RecursionError:
         raise BadInput(f"{label}: nested too deeply to be a settings file; fix it") from None
     if not isinstance(data, dict):
