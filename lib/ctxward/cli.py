@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
-from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
+from ctxward.errors import EXIT_BAD_INPUT, EXIT_OS_ERROR, CtxwardError, os_problem
 from ctxward.project import Project, find_root
 from ctxward.render import render
 
@@ -325,7 +325,13 @@ def demo(keep: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console script `ctxward`: returns the exit code instead of raising SystemExit."""
+    """Console script `ctxward`: returns the exit code instead of raising SystemExit.
+
+    The exit codes are ctxward.errors' table. Besides click's own errors, every OSError that
+    reaches here (a full disk, a read-only mount, a path too long, no permission, a link on
+    the way) is one line naming the path and the error, exit 5, never a traceback: the writes
+    are atomic, so what was being written is either as it was or complete.
+    """
     try:
         # Without standalone mode click returns the code of an Exit instead of raising it.
         code = cli.main(args=argv, prog_name="ctxward", standalone_mode=False)
@@ -340,4 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.Abort:
         click.echo("ctxward: aborted", err=True)
         return 1
+    except OSError as exc:
+        click.echo(f"ctxward: error: {os_problem(exc)}", err=True)
+        return EXIT_OS_ERROR
     return code if isinstance(code, int) else 0

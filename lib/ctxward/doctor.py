@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import install
-from ctxward.errors import CtxwardError
+from ctxward.errors import CtxwardError, printable
 from ctxward.fsutil import read_regular_text
 from ctxward.project import Project
 
@@ -349,11 +349,7 @@ def shown_command(handler: Mapping[str, Any]) -> str:
     args = handler.get("args")
     if isinstance(args, list):
         text += " " + shlex.join(str(arg) for arg in args)
-    text = redact(text[:_SCRUBBED_CHARS])
-    text = "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text
-    )
+    text = printable(redact(text[:_SCRUBBED_CHARS]))
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 

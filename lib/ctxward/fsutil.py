@@ -101,11 +101,17 @@ def _replace(path: Path, payload: bytes, validate: Callable[[bytes], None] | Non
     tmp = path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
     renamed = False
     try:
-        with open(tmp, "xb+") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-            written = os.pread(handle.fileno(), len(payload) + 1, 0)
+        try:
+            with open(tmp, "xb+") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+                written = os.pread(handle.fileno(), len(payload) + 1, 0)
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            # A full disk fails the write or the fsync, whose errors name no file: name it.
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         if written != payload:
             raise CtxwardError(f"{path}: read-back of the temporary file did not match")
         if validate is not None:
@@ -114,7 +120,7 @@ def _replace(path: Path, payload: bytes, validate: Callable[[bytes], None] | Non
         renamed = True
     finally:
         if not renamed:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # a leftover is removed by a later write
                 tmp.unlink()
 
 
@@ -150,6 +156,8 @@ def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(folder)) from exc
     finally:
         os.close(fd)
 
@@ -225,6 +233,31 @@ def read_regular(
     if limit is not None and len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
     return data
+
+
+# What a command reads from a file the user names (a prompt, an entry, a text to scrub): far
+# past any real one; refused with one line beyond it (scrubbing it all takes about a second).
+MAX_NAMED_BYTES = 32 * 1024 * 1024
+
+
+def read_named(path: str | os.PathLike[str], *, limit: int = MAX_NAMED_BYTES) -> bytes:
+    """The bytes of a file the user named (links followed, as `cat` would), bounded in time and
+    size: BadInput (exit 2) for a missing file, a folder, a FIFO or a device (opened without
+    blocking and refused, never waited on) and a file past `limit` bytes (not read past it).
+    Any other OSError (permission, a path too long) is left to the caller (`cli.main`: exit 5).
+    """
+    from ctxward.errors import BadInput
+
+    try:
+        return read_regular(path, follow_links=True, limit=limit)
+    except FileNotFoundError:
+        raise BadInput(f"{os.fspath(path)}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{os.fspath(path)}: is a folder, not a file") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EFBIG):
+            raise
+        raise BadInput(f"{os.fspath(path)}: {exc.strerror}; refused") from None
 
 
 def read_regular_text(
