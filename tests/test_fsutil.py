@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxward.errors import CtxwardError
+from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import (
     atomic_write,
     locked,
     open_regular,
+    read_named,
     read_regular,
     read_regular_text,
     sha256_hex,
@@ -104,6 +105,55 @@ def test_failing_validation_keeps_the_old_file_and_leaves_no_temp(folder):
     assert seen == [b"{not json"]  # validated the bytes read back from the temp file
     assert path.read_text() == '{"ok": true}\n'
     assert [p.name for p in folder.iterdir()] == ["report.json"]
+
+
+def test_a_full_disk_names_the_file_keeps_the_old_one_and_leaves_no_temp(folder, monkeypatch):
+    path = folder / "plan.md"
+    atomic_write(path, "# old\n")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # what the kernel names: nothing
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as raised:
+        atomic_write(path, "# new\n")
+    assert (raised.value.errno, raised.value.filename) == (errno.ENOSPC, str(path))
+    assert path.read_text() == "# old\n"
+    assert [p.name for p in folder.iterdir()] == ["plan.md"]
+
+
+def test_read_named_bounds_a_file_the_user_names(folder):
+    text = folder / "prompt.md"
+    text.write_bytes(b"x" * 10)
+    assert read_named(text, limit=10) == b"x" * 10
+    link = folder / "link.md"
+    link.symlink_to(text)  # the user's own link: followed
+    assert read_named(link, limit=10) == b"x" * 10
+    fifo = folder / "fifo"
+    os.mkfifo(fifo)
+    cases = {
+        text: (9, "larger than 9 bytes; refused"),
+        fifo: (10, "not a regular file (a FIFO or a device?); refused"),
+        Path("/dev/zero"): (10, "not a regular file (a FIFO or a device?); refused"),
+        folder: (10, "is a folder, not a file"),
+        folder / "missing": (10, "no such file"),
+    }
+    for path, (limit, problem) in cases.items():
+        with pytest.raises(BadInput) as raised:
+            read_named(path, limit=limit)
+        assert str(raised.value) == f"{path}: {problem}"
+
+
+def test_read_named_leaves_a_system_error_to_the_caller(folder, monkeypatch):
+    path = folder / "prompt.md"
+    path.write_text("x")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "open", denied)
+    with pytest.raises(PermissionError):
+        read_named(path, limit=10)
 
 
 def test_stale_temp_files_are_cleaned_and_fresh_ones_kept(folder):

@@ -74,8 +74,13 @@ def atomic_write_many(
         _remove_stale_tmp(folder)
     try:
         _each(lambda item: _replace(*item, validate), pending)
-    finally:
-        _each(_fsync_dir, folders)  # whatever was renamed is durable, even when one failed
+    except BaseException:
+        # Whatever was renamed is made durable, even when one failed; the write's own error is
+        # the one reported (a full disk fails the folder's fsync too).
+        with contextlib.suppress(OSError):
+            _each(_fsync_dir, folders)
+        raise
+    _each(_fsync_dir, folders)
     return [path for path, _ in pending]
 
 
