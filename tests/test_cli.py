@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from ctxward import __version__
 from ctxward.cli import cli, main
+from ctxward.errors import EXIT_OS_ERROR
 
 
 @pytest.fixture
@@ -105,6 +106,48 @@ def test_main_bad_input_is_2_with_one_line(capsys, project):
     assert captured.out == ""
     assert captured.err.count("\n") == 1
     assert captured.err.startswith("ctxward: error: invalid slug '../etc'")
+
+
+def test_main_maps_an_os_error_to_one_line_naming_the_path_exit_5(capsys, project, monkeypatch):
+    import errno
+
+    from ctxward import plans
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(project / "docs" / "plans"))
+
+    monkeypatch.setattr(plans, "complete", full)
+    assert main(["-C", str(project), "plan", "complete", "x"]) == EXIT_OS_ERROR == 5
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"ctxward: error: {project}/docs/plans: No space left on device (ENOSPC)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("exc", "line"),
+    [
+        (OSError(13, "Permission denied", "/a/b"), "/a/b: Permission denied (EACCES)"),
+        (
+            OSError(18, "Invalid cross-device link", "/a", None, "/b"),
+            "/a -> /b: Invalid cross-device link (EXDEV)",
+        ),
+        (OSError(28, "No space left on device"), "No space left on device (ENOSPC)"),
+        (
+            OSError(30, "Read-only file system", b"/r\xffo"),
+            "/r\\udcffo: Read-only file system (EROFS)",
+        ),
+        (
+            OSError(36, "File name too long", "/x\ny\x1b[2J"),
+            "/x\\ny\\x1b[2J: File name too long (ENAMETOOLONG)",
+        ),
+        (OSError("no errno"), "no errno"),
+    ],
+)
+def test_os_problem_is_one_printable_line(exc, line):
+    from ctxward.errors import os_problem
+
+    assert os_problem(exc) == line
 
 
 def test_group_maps_expected_failures_in_cli_runner(invoke):

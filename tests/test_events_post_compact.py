@@ -96,9 +96,10 @@ def test_unsafe_session_id_stays_inside_the_compactions_dir(
     pending = project / ".ctxward" / "pending" / (path.name[: len("id-") + 16] + ".json")
     assert json.loads(pending.read_text(encoding="utf-8"))["session_id"] == session_id
     new = set(after) - set(before) - set((tmp_path / "home").rglob("*"))  # jinja2's cache
-    locks = {p for p in new if p.parent == project / ".ctxward" / "locks"}
+    locks = {p for p in new if p.parent == project / ".ctxward" / "locks" and p.suffix == ".lock"}
     assert len(locks) == 1  # the pending entry is written under a lock
-    assert new == {path.parent, path, pending.parent, pending, *locks}
+    swept = project / ".ctxward" / "locks" / "swept"  # the leftover sweep's stamp (fsutil)
+    assert new == {path.parent, path, pending.parent, pending, *locks, swept}
 
 
 def test_no_plans_no_report(project, load_payload, run_hook):

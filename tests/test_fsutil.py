@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxward.errors import CtxwardError
+from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import (
     atomic_write,
     ensure_folder,
@@ -22,10 +22,12 @@ from ctxward.fsutil import (
     locked,
     move,
     open_regular,
+    read_named,
     read_regular,
     read_regular_text,
     remove,
     sha256_hex,
+    sweep_after_writes,
     sweep_leftovers,
 )
 
@@ -109,6 +111,55 @@ def test_failing_validation_keeps_the_old_file_and_leaves_no_temp(folder):
     assert seen == [b"{not json"]  # validated the bytes read back from the temp file
     assert path.read_text() == '{"ok": true}\n'
     assert [p.name for p in folder.iterdir()] == ["report.json"]
+
+
+def test_a_full_disk_names_the_file_keeps_the_old_one_and_leaves_no_temp(folder, monkeypatch):
+    path = folder / "plan.md"
+    atomic_write(path, "# old\n")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # what the kernel names: nothing
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as raised:
+        atomic_write(path, "# new\n")
+    assert (raised.value.errno, raised.value.filename) == (errno.ENOSPC, str(path))
+    assert path.read_text() == "# old\n"
+    assert [p.name for p in folder.iterdir()] == ["plan.md"]
+
+
+def test_read_named_bounds_a_file_the_user_names(folder):
+    text = folder / "prompt.md"
+    text.write_bytes(b"x" * 10)
+    assert read_named(text, limit=10) == b"x" * 10
+    link = folder / "link.md"
+    link.symlink_to(text)  # the user's own link: followed
+    assert read_named(link, limit=10) == b"x" * 10
+    fifo = folder / "fifo"
+    os.mkfifo(fifo)
+    cases = {
+        text: (9, "larger than 9 bytes; refused"),
+        fifo: (10, "not a regular file (a FIFO or a device?); refused"),
+        Path("/dev/zero"): (10, "not a regular file (a FIFO or a device?); refused"),
+        folder: (10, "is a folder, not a file"),
+        folder / "missing": (10, "no such file"),
+    }
+    for path, (limit, problem) in cases.items():
+        with pytest.raises(BadInput) as raised:
+            read_named(path, limit=limit)
+        assert str(raised.value) == f"{path}: {problem}"
+
+
+def test_read_named_leaves_a_system_error_to_the_caller(folder, monkeypatch):
+    path = folder / "prompt.md"
+    path.write_text("x")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "open", denied)
+    with pytest.raises(PermissionError):
+        read_named(path, limit=10)
 
 
 def test_stale_temp_files_are_cleaned_and_fresh_ones_kept(folder):
@@ -373,8 +424,13 @@ def test_the_sweep_reaches_folders_nobody_writes_again(folder):
         path.parent.mkdir(parents=True)
         path.write_text("left by a SIGKILL")
         os.utime(path, (old, old))
+    with sweep_after_writes(state, plans):
+        pass  # this run has written nothing: no sweep, no stamp
+    assert all(path.exists() for path in leftovers)
+    assert not (state / "locks").exists()
 
-    assert sweep_leftovers(state, plans) == 2
+    with sweep_after_writes(state, plans):
+        atomic_write(state / "config.yaml", "{}\n")  # a writer ran: now it sweeps
     assert not any(path.exists() for path in leftovers)
     leftovers[0].write_text("another")
     os.utime(leftovers[0], (old, old))

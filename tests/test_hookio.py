@@ -30,6 +30,10 @@ GARBAGE = {
     "no-event": (b'{"session_id": "s"}', "no 'hook_event_name'"),
     "event-not-a-string": (b'{"hook_event_name": ["PreCompact"]}', "no 'hook_event_name'"),
     "unknown-event": (b'{"hook_event_name": "Stop"}', "unknown hook event"),
+    "integer-too-long": (
+        b'{"hook_event_name": "PreCompact", "n": ' + b"7" * 5000 + b"}",
+        "payload has an integer of more than 4,300 digits",
+    ),
 }
 
 
@@ -315,3 +319,50 @@ def test_config_and_sessions_import_without_dataclasses():
         [sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
     )
     assert done.stdout == "[]\n"
+
+
+def with_field(payload: dict, raw_value: str) -> bytes:
+    """`payload` as JSON with `"n": <raw_value>` added inside tool_input (json.dumps cannot
+    write a 5,000-digit integer itself)."""
+    text = json.dumps(payload)
+    head, tail = text.split('"tool_input": {', 1)
+    return f'{head}"tool_input": {{"n": {raw_value}, {tail}'.encode()
+
+
+@pytest.mark.parametrize("pinned", [None, "PreToolUse"])
+def test_a_dispatch_with_an_integer_too_long_is_denied(project, load_payload, pinned):
+    raw = with_field(load_payload("PreToolUse.json"), "-" + "9" * 5000)
+    out, err = io.StringIO(), io.StringIO()
+    code = run(
+        event_name=pinned,
+        stdin=io.BytesIO(raw),
+        stdout=out,
+        stderr=err,
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+    )
+    assert code == 0
+    answer = json.loads(out.getvalue())["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "an integer of more than 4,300 digits" in answer["permissionDecisionReason"]
+    assert "integer of more than 4,300 digits" in one_line(err.getvalue())
+
+
+def test_another_tool_with_an_integer_too_long_is_exit_1(run_hook, load_payload):
+    payload = load_payload("PreToolUse.json", tool_name="Bash", tool_input={"command": "ls"})
+    code, out, err = run_hook(with_field(payload, "9" * 5000))
+    assert (code, out) == (1, "")
+    assert "integer of more than 4,300 digits" in one_line(err)
+
+
+@pytest.mark.parametrize("number", ["1e999999", "-1e-999999", "9" * 5000 + ".5", "NaN"])
+def test_numbers_json_reads_as_floats_pass(run_hook, load_payload, number):
+    code, out, err = run_hook(with_field(load_payload("PreToolUse.json"), number))
+    assert (code, err) == (0, "")
+    assert "deny" not in out
+
+
+def test_refused_dispatch_reads_a_payload_with_an_integer_too_long():
+    event = b'"hook_event_name": "PreToolUse"'
+    big = b"1" * 5000
+    assert hookio._refused_dispatch(b"{" + event + b', "tool_name": "Agent", "n": ' + big + b"}")
+    assert not hookio._refused_dispatch(b"{" + event + b', "tool_name": "Bash", "n": ' + big + b"}")

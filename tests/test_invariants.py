@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -522,3 +523,22 @@ def test_plan_clean_without_git_is_one_clear_line(project, make_skill, now, monk
     err = capsys.readouterr().err
     assert code == 1
     assert err.startswith("ctxward: error: cannot ask git") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "too-large"])
+def test_load_skill_refuses_at_once_what_it_cannot_bound(tmp_path, kind):
+    import os
+
+    from ctxward.invariants import MAX_SKILL_BYTES
+
+    path = tmp_path / "SKILL.md"
+    if kind == "fifo":
+        os.mkfifo(path)  # no writer: a plain open would wait for one forever
+    elif kind == "too-large":
+        path.write_text("---\nname: big\ninvariants: [a]\n---\n" + "x" * MAX_SKILL_BYTES)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(BadInput) as raised:
+        load_skill(path)
+    problem = "larger than 1,048,576 bytes" if kind == "too-large" else "not a regular file"
+    assert str(raised.value).startswith(f"{path}: {problem}")

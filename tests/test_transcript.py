@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -527,3 +528,19 @@ def test_page_model_stacks_sum_to_the_measured_context(session):
     assert len(model["markers"]) == 1 and model["markers"][0]["label"] == "auto compaction"
     assert model["stats"]["compactions"] == 1
     assert model["bars"][0]["width"] == 100.0
+
+
+def test_a_transcript_past_its_limit_or_not_a_regular_file_is_refused_unread(tmp_path):
+    import errno
+
+    big = tmp_path / "big.jsonl"
+    with open(big, "wb") as handle:
+        handle.truncate(t.MAX_TRANSCRIPT_BYTES + 1)  # sparse: costs no disk
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for path, code in ((big, errno.EFBIG), (fifo, errno.EINVAL), ("/dev/zero", errno.EINVAL)):
+        with pytest.raises(OSError) as raised:
+            list(t.iter_records(path))
+        assert raised.value.errno == code
+        with pytest.raises(OSError):
+            t.audit_file(Path(path))

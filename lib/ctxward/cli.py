@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
-from ctxward.errors import EXIT_BAD_INPUT, CtxwardError
+from ctxward.errors import EXIT_BAD_INPUT, EXIT_OS_ERROR, CtxwardError, os_problem
 from ctxward.project import Project, find_project
 from ctxward.render import render
 
@@ -88,7 +88,12 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
         ctxward activate deep-review --slug parser-fix
         ctxward plan list
     """
-    ctx.obj = Project(project_dir.resolve()) if project_dir else find_project()
+    project = Project(project_dir.resolve()) if project_dir else find_project()
+    ctx.obj = project
+    if project.anchored:  # a crash's temporary files go once this command has written
+        from ctxward.fsutil import sweep_after_writes
+
+        ctx.with_resource(sweep_after_writes(project.state_dir, project.plans_dir))
 
 
 @cli.command()
@@ -324,7 +329,12 @@ def demo(keep: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console script `ctxward`: returns the exit code instead of raising SystemExit."""
+    """Console script `ctxward`: returns the exit code instead of raising SystemExit.
+
+    The exit codes are ctxward.errors' table; a command's own failures, OSErrors included,
+    are mapped by `commands.Group`. An OSError outside any command (click writing the help to
+    a closed pipe) is one line too, exit 5, never a traceback.
+    """
     try:
         # Without standalone mode click returns the code of an Exit instead of raising it.
         code = cli.main(args=argv, prog_name="ctxward", standalone_mode=False)
@@ -339,4 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.Abort:
         click.echo("ctxward: aborted", err=True)
         return 1
+    except OSError as exc:
+        click.echo(f"ctxward: error: {os_problem(exc)}", err=True)
+        return EXIT_OS_ERROR
     return code if isinstance(code, int) else 0

@@ -137,7 +137,7 @@ def _load(text: str) -> Any:
 
     try:
         data = yaml.load(stripped, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, ValueError, RecursionError):  # ValueError: an integer too long
         return None
     return _bounded(data, stripped)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import drift
-from ctxward.errors import BadInput
+from ctxward.errors import BadInput, digits_problem
 from ctxward.hooktypes import Value
 from ctxward.project import Project
 
@@ -259,6 +259,8 @@ def load(project: Project) -> Config:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
         raise BadInput(f"{source}: YAML error{where}: {problem}") from None
+    except ValueError:  # the only other error: an integer too long to convert
+        raise BadInput(f"{source}: has {digits_problem()}") from None
     from ctxward.limits import problem as unsafe
 
     refused = unsafe(data, max_nodes=2 * len(text) + 100)  # a YAML alias bomb, say

@@ -11,7 +11,12 @@ Each check says what it found and, when something is wrong, how to fix it:
 - the programs the hooks run resolve on this shell's PATH (`ctxward-hook`, `ctxward`): the
   host's own PATH may differ, which doctor cannot see;
 - each wired hook command runs and answers a synthetic payload within its timeout, in a scratch
-  project with a shipped pack activated (so no file of the real project is touched);
+  project with a shipped pack activated (so no file of the real project is touched). Only the
+  exact commands `ctxward install` writes are run (`install.canonical_argv`), as an argv list
+  without a shell, the program found on the absolute folders of PATH: a settings file may come
+  with a cloned repository, and a command that merely names ctxward (`ctxward-hook; sh evil`,
+  `X=1 ctxward-hook`, `./evil/ctxward-hook`) is reported, shown scrubbed and cut, and never
+  run: a failure in a project's file, a warning in the user's own;
 - drift: each active plan's sections match their skill's current frontmatter (the **Full
   rules:** path), and each plan's payload is fresh;
 - the project's config loads, and the G9 thresholds in force (thresholds.table at the capacity
@@ -25,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
+import shlex
 import subprocess
 import tempfile
 import time
@@ -35,12 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import install
-from ctxward.errors import CtxwardError
+from ctxward.errors import CtxwardError, printable
 from ctxward.fsutil import read_regular_text
 from ctxward.project import Project
 
 OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
 SLOW_SECONDS = 2.0  # a hook answer slower than this is a warning (PreToolUse runs per dispatch)
+SHOWN_CHARS = 120  # a command that is not ctxward's is shown cut to this many characters
+_SCRUBBED_CHARS = 4_000  # ... after scrubbing this much of it (a secret in it is not shown)
 DOCTOR_PACK = "compaction-resilience"
 DOCTOR_SLUG = "doctor"
 
@@ -111,6 +118,7 @@ class WiredHook:
     event: str
     handler: Mapping[str, Any]
     where: str  # the file's label
+    argv: tuple[str, ...] | None  # how doctor runs it; None: not a command install writes
 
     @property
     def timeout(self) -> float:
@@ -223,19 +231,24 @@ def _check_json_file(
         checks.append(Check(f"{ident}.parse", FAIL, f"{label} cannot be read", str(exc)))
         return []
     hooks = data.get("hooks") or {}
-    found = [
-        WiredHook(host, event, handler, label)
+    named = [
+        WiredHook(host, event, handler, label, _canonical(host, event, handler))
         for event, groups in hooks.items()
         for group in groups
         for handler in group["hooks"]
-        if install.identifies_ctxward(handler)
+        if _names_ctxward(handler)
     ]
+    found = [hook for hook in named if install.identifies_ctxward(hook.handler)]
     if host == install.CLAUDE:
         _unknown_event_check(ident, label, data, version, checks)
+    foreign = _foreign_commands(named, ident, scope, fix_install)
+    checks += foreign
     if not found:
+        if foreign:
+            return []
         checks.append(Check(f"{ident}.wired", INFO, f"{label} parses; it does not run ctxward"))
         return []
-    wanted = install.canonical_wiring() if host == install.CLAUDE else install.codex_wiring()
+    wanted = install.wiring_for(host)
     if host == install.CLAUDE:
         wanted = {e: g for e, g in wanted.items() if install.event_known(e, version.version)}
     events = sorted({hook.event for hook in found})
@@ -274,6 +287,70 @@ def _check_json_file(
         )
         checks.append(Check(f"{ident}.matchers", OK, f"{label}: matchers cover {covered or 'all'}"))
     return found
+
+
+def _canonical(host: str, event: str, handler: Mapping[str, Any]) -> tuple[str, ...] | None:
+    argv = install.canonical_argv(host, event, handler)
+    return tuple(argv) if argv is not None else None
+
+
+def _names_ctxward(handler: Mapping[str, Any]) -> bool:
+    """Whether a handler's command or args mention ctxward at all (`ctxward-hook|sh` too, which
+    install does not take for its own)."""
+    args = handler.get("args")
+    words = [handler.get("command"), *(args if isinstance(args, list) else [])]
+    return install.identifies_ctxward(handler) or any(
+        isinstance(word, str) and "ctxward" in word for word in words
+    )
+
+
+def _foreign_commands(
+    named: list[WiredHook], ident: str, scope: str, fix_install: str
+) -> list[Check]:
+    """One check per handler that names ctxward but is not what install writes: never run.
+
+    A failure in a file of the project (it may have come with a clone, and the host runs it as
+    it stands), a warning in the user's own file.
+    """
+    checks: list[Check] = []
+    seen: dict[str, int] = {}
+    for hook in named:
+        if hook.argv is not None:
+            continue
+        seen[hook.event] = seen.get(hook.event, 0) + 1
+        number = seen[hook.event]
+        written = [
+            str(handler.get("command"))
+            for group in install.wiring_for(hook.host).get(hook.event, [])
+            for handler in group["hooks"]
+        ]
+        instead = f"`{written[0]}`" if written else f"nothing (ctxward does not wire {hook.event})"
+        checks.append(
+            Check(
+                f"{ident}.command.{hook.event}" + (f".{number}" if number > 1 else ""),
+                WARN if scope == "user" else FAIL,
+                f"{hook.where}: {hook.event} runs `{shown_command(hook.handler)}`, "
+                "not a command ctxward installs",
+                f"not run by doctor: it names ctxward, but install writes {instead} there; "
+                "the host runs this one as it stands",
+                f"{fix_install} (replaces it), or remove it"
+                if install.identifies_ctxward(hook.handler)
+                else f"remove it from {hook.where} (install does not take it for its own)",
+            )
+        )
+    return checks
+
+
+def shown_command(handler: Mapping[str, Any]) -> str:
+    """A handler's command for a report: scrubbed, control characters escaped, cut short."""
+    from ctxward.scrub import redact
+
+    text = str(handler.get("command", ""))
+    args = handler.get("args")
+    if isinstance(args, list):
+        text += " " + shlex.join(str(arg) for arg in args)
+    text = printable(redact(text[:_SCRUBBED_CHARS]))
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 def _unknown_event_check(
@@ -349,7 +426,7 @@ def _program(host: str, env: Mapping[str, str]) -> str:
 
 
 def _entry_point_check(program: str, hosts: list[str], env: Mapping[str, str]) -> Check:
-    found = shutil.which(program, path=env.get("PATH"))
+    found = install.program_on_path(program, env)
     names = ", ".join(hosts)
     if found:
         return Check(f"path.{program}", OK, f"`{program}` resolves on PATH (for {names})", found)
@@ -479,15 +556,19 @@ def _runs(
     runs: list[_Run] = []
     seen: set[tuple[str, str, str]] = set()
     for hook in wired:
-        if hook.key in seen:
+        if hook.key in seen or hook.argv is None:  # not install's command: reported, not run
             continue
         seen.add(hook.key)
-        command = str(hook.handler.get("command", ""))
-        args = hook.handler.get("args")
-        argv = [command, *map(str, args)] if isinstance(args, list) else ["/bin/sh", "-c", command]
         make = _claude_payload if hook.host == install.CLAUDE else _codex_payload
         runs.append(
-            _Run(hook.host, hook.event, argv, make(hook.event, root), hook.timeout, hook.where)
+            _Run(
+                hook.host,
+                hook.event,
+                list(hook.argv),
+                make(hook.event, root),
+                hook.timeout,
+                hook.where,
+            )
         )
     if install.OPENCODE in hosts:
         program = env.get("CTXWARD_BIN") or "ctxward"
@@ -518,15 +599,17 @@ def _run_hooks(wired: list[WiredHook], hosts: set[str], env: Mapping[str, str]) 
 
 def _run_one(run: _Run, root: Path, env: Mapping[str, str]) -> Check:
     ident = f"hook.{run.host}.{run.event}"
-    shown = " ".join(run.argv[2:] if run.argv[:2] == ["/bin/sh", "-c"] else run.argv)
-    title = f"{run.host} {run.event}: `{shown}`"
+    title = f"{run.host} {run.event}: `{shlex.join(run.argv)}`"
     fix = (
         "ctxward doctor --json shows the details; ctxward hook EVENT < payload.json runs it by hand"
     )
+    program = install.program_on_path(run.argv[0], env)
+    if program is None:
+        return Check(ident, FAIL, title, f"cannot start: `{run.argv[0]}` is not on PATH", fix)
     started = time.monotonic()
     try:
         done = subprocess.run(
-            run.argv,
+            [program, *run.argv[1:]],
             input=json.dumps(run.payload).encode("utf-8"),
             capture_output=True,
             timeout=run.timeout,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxward.errors import BadInput
+from ctxward.errors import BadInput, digits_problem
 
 _FENCE = "---"
 
@@ -42,6 +42,8 @@ def parse(text: str, *, source: str = "<text>") -> Document:
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise FrontmatterError(f"{source}: YAML error in front matter{where}: {problem}") from None
+    except ValueError:  # the only other error: an integer too long to convert
+        raise FrontmatterError(f"{source}: front matter has {digits_problem()}") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):

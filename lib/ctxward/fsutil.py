@@ -37,6 +37,7 @@ _STALE_SECONDS = 3600
 # A writer in another pid namespace (a container sharing the folder) looks dead from here: no
 # file younger than this is taken for a leftover, whatever its pid says.
 _GRACE_SECONDS = 60
+_wrote = [0]  # batches written by this process: `sweep_after_writes` sweeps after a writer
 _SWEEP_MAX = 20_000  # entries one sweep looks at, whatever a repository commits
 
 
@@ -68,14 +69,21 @@ def atomic_write_many(
         payload = data.encode("utf-8") if isinstance(data, str) else data
         if _current_bytes(path) != payload:
             pending.append((path, payload))
+    if pending:
+        _wrote[0] += 1
     folders = list(dict.fromkeys(path.parent for path, _ in pending))
     for folder in folders:
         ensure_folder(folder)
         _remove_stale_tmp(folder)
     try:
         _each(lambda item: _replace(*item, validate), pending)
-    finally:
-        _each(_fsync_dir, folders)  # whatever was renamed is durable, even when one failed
+    except BaseException:
+        # Whatever was renamed is made durable, even when one failed; the write's own error is
+        # the one reported (a full disk fails the folder's fsync too).
+        with contextlib.suppress(OSError):
+            _each(_fsync_dir, folders)
+        raise
+    _each(_fsync_dir, folders)
     return [path for path, _ in pending]
 
 
@@ -101,11 +109,17 @@ def _replace(path: Path, payload: bytes, validate: Callable[[bytes], None] | Non
     tmp = path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
     renamed = False
     try:
-        with open(tmp, "xb+") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-            written = os.pread(handle.fileno(), len(payload) + 1, 0)
+        try:
+            with open(tmp, "xb+") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+                written = os.pread(handle.fileno(), len(payload) + 1, 0)
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            # A full disk fails the write or the fsync, whose errors name no file: name it.
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         if written != payload:
             raise CtxwardError(f"{path}: read-back of the temporary file did not match")
         if validate is not None:
@@ -114,7 +128,7 @@ def _replace(path: Path, payload: bytes, validate: Callable[[bytes], None] | Non
         renamed = True
     finally:
         if not renamed:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # a leftover is removed by a later write
                 tmp.unlink()
 
 
@@ -150,6 +164,8 @@ def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(folder)) from exc
     finally:
         os.close(fd)
 
@@ -191,7 +207,8 @@ def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = 600.0) -> i
 
     A writer killed between creating its temporary file and renaming it leaves the file in a
     folder that may never be written again; so the hooks and commands sweep every state folder
-    now and then, not only the one they write. One stat when it is not due (the stamp is
+    now and then, not only the one they write (`sweep_after_writes`). One stat when it is not
+    due (the stamp is
     `<state_dir>/locks/swept`); nothing when there is no state folder yet; the walk follows no
     link and stops after _SWEEP_MAX entries, so a hostile tree cannot make it slow.
     """
@@ -222,6 +239,19 @@ def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = 600.0) -> i
     with contextlib.suppress(CtxwardError, OSError):
         atomic_write(stamp, f"{int(now)}\n")
     return removed
+
+
+@contextlib.contextmanager
+def sweep_after_writes(state_dir: Path, plans_dir: Path) -> Iterator[None]:
+    """Run the body; when it wrote anything, `sweep_leftovers` (never raising) afterwards.
+
+    A run that writes nothing (most hooks) leaves nothing behind, not even the sweep's stamp.
+    """
+    before = _wrote[0]
+    yield
+    if _wrote[0] != before:
+        with contextlib.suppress(Exception):  # housekeeping: it must never cost the answer
+            sweep_leftovers(state_dir, plans_dir)
 
 
 @contextlib.contextmanager
@@ -285,6 +315,31 @@ def read_regular(
     if limit is not None and len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
     return data
+
+
+# What a command reads from a file the user names (a prompt, an entry, a text to scrub): far
+# past any real one; refused with one line beyond it (scrubbing it all takes about a second).
+MAX_NAMED_BYTES = 32 * 1024 * 1024
+
+
+def read_named(path: str | os.PathLike[str], *, limit: int = MAX_NAMED_BYTES) -> bytes:
+    """The bytes of a file the user named (links followed, as `cat` would), bounded in time and
+    size: BadInput (exit 2) for a missing file, a folder, a FIFO or a device (opened without
+    blocking and refused, never waited on) and a file past `limit` bytes (not read past it).
+    Any other OSError (permission, a path too long) is left to the caller (`cli.main`: exit 5).
+    """
+    from ctxward.errors import BadInput
+
+    try:
+        return read_regular(path, follow_links=True, limit=limit)
+    except FileNotFoundError:
+        raise BadInput(f"{os.fspath(path)}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{os.fspath(path)}: is a folder, not a file") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EFBIG):
+            raise
+        raise BadInput(f"{os.fspath(path)}: {exc.strerror}; refused") from None
 
 
 def read_regular_text(

@@ -7,8 +7,9 @@ Exit codes (Claude Code's contract; README "Exit codes"):
 
 - 0: the handler ran; its answer, if any, is on stdout (JSON when it starts with `{`).
 - 1: bad input (malformed JSON, not an object, not UTF-8, too large, nested deeper than
-  MAX_PAYLOAD_DEPTH, a lone UTF-16 surrogate, unknown or wrong event), an expected failure, or
-  an internal error. Claude Code treats 1 as a non-blocking error: the
+  MAX_PAYLOAD_DEPTH, a lone UTF-16 surrogate, an integer of more than 4,300 digits (Python's
+  `sys.get_int_max_str_digits()`), unknown or wrong event), an expected failure, or an internal
+  error. Claude Code treats 1 as a non-blocking error: the
   action proceeds and the user sees the one stderr line.
 - 2: never used by a hook: it would block compaction or the tool call.
 
@@ -22,13 +23,14 @@ stderr line is still written), when:
 - the payload is PreToolUse for a dispatch tool and handling it fails (bad config, an internal
   error: anything but a decision);
 - the run is pinned to PreToolUse (hooks/pre_tool_use.py, `ctxward hook pre-tool-use`) and the
-  payload cannot be read (not UTF-8, not JSON, not an object, too large, no hook_event_name).
+  payload cannot be read (not UTF-8, not JSON, not an object, too large, an integer too long,
+  no hook_event_name).
   Its matcher is `Agent|Task`, so an unreadable payload there is a dispatch. A readable payload
   for another event is still exit 1. `ctxward-hook` (not pinned) cannot tell bytes that are not
   JSON (or not UTF-8) from any other event's, so it exits 1 for them as for every other event;
-  but well-formed JSON refused for its size, its depth or a lone surrogate is denied when it is
-  a sub-agent call (`_refused_dispatch`): the model writes the tool input, and an oversized one
-  must not pass by exit 1.
+  but well-formed JSON refused for its size, its depth, a lone surrogate or an integer too long
+  is denied when it is a sub-agent call (`_refused_dispatch`): the model writes the tool input,
+  and an oversized one must not pass by exit 1.
 
 With `host="opencode"` a failure is exit 1 as usual: the OpenCode plugin blocks the task call
 itself on any non-zero exit.
@@ -54,7 +56,7 @@ import json
 import os
 import sys
 
-from ctxward.errors import CtxwardError, HookInputError
+from ctxward.errors import CtxwardError, HookInputError, digits_problem
 
 # `typing.TYPE_CHECKING` without importing typing: this module is the hot path's first import.
 TYPE_CHECKING = False
@@ -66,7 +68,6 @@ if TYPE_CHECKING:
     from ctxward.hooktypes import Handler as Handler
     from ctxward.hooktypes import HookEvent as HookEvent
     from ctxward.hooktypes import Outcome as Outcome
-    from ctxward.project import Project
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 # Host payloads nest a few levels (tool inputs and results included); deeper is refused
@@ -146,6 +147,8 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HookInputError(f"payload is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except ValueError:  # json's only other error: an integer past Python's conversion limit
+        raise HookInputError(f"payload has {digits_problem()}") from None
     except RecursionError:  # json's scanner recurses once per level
         raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels") from None
     if not isinstance(data, dict):
@@ -232,8 +235,10 @@ def run(
 
             handler = handler_for(event.name)
         if event.project.anchored or event.name == "PreToolUse":
-            outcome = handler(event)
-            _sweep_leftovers(event.project)
+            from ctxward.fsutil import sweep_after_writes
+
+            with sweep_after_writes(event.project.state_dir, event.project.plans_dir):
+                outcome = handler(event)
         else:  # not a project: nothing of ours to read, and no .ctxward/ is made in it
             from ctxward.hooktypes import NOTHING
 
@@ -259,16 +264,6 @@ def run(
     return 0
 
 
-def _sweep_leftovers(project: Project) -> None:
-    """A crash's temporary files, wherever they are, go at the next hook run (`fsutil`)."""
-    import contextlib
-
-    from ctxward.fsutil import sweep_leftovers
-
-    with contextlib.suppress(Exception):  # housekeeping: it must never cost the answer
-        sweep_leftovers(project.state_dir, project.plans_dir)
-
-
 def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:
     """Whether a failure on this payload must deny: the module docstring's fail-closed cases."""
     if event_name not in (None, "PreToolUse"):
@@ -288,15 +283,17 @@ def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:
 def _refused_dispatch(raw: bytes) -> bool:
     """Whether a payload `decode_payload` refused is still a sub-agent call (ctxward-hook).
 
-    Well-formed JSON refused for its size, its depth or a lone surrogate may carry a dispatch
-    (the model writes the tool input): it must be denied, not let through by exit 1. Bytes
-    that are not UTF-8 or not JSON are no host's payload, and get exit 1 like any other event.
+    Well-formed JSON refused for its size, its depth, a lone surrogate or an integer too long
+    to convert may carry a dispatch (the model writes the tool input): it must be denied, not
+    let through by exit 1. Bytes that are not UTF-8 or not JSON are no host's payload, and get
+    exit 1 like any other event.
     For a payload too large or too deep to parse, Claude Code writes `hook_event_name` and
     `tool_name` before `tool_input`, so their first occurrences are the payload's own keys.
     """
     if len(raw) <= MAX_PAYLOAD_BYTES:
         try:
-            data = json.loads(raw.decode("utf-8"))
+            # parse_int=len: an integer becomes its digit count, never converted (no limit).
+            data = json.loads(raw.decode("utf-8"), parse_int=len)
         except RecursionError:
             data = None
         except ValueError:

@@ -20,6 +20,9 @@ Merging a JSON file:
   the canonical wiring (in place when they already form a group of their own, else appended);
   uninstall removes exactly those, then the groups, event lists and `hooks` object that removing
   them left empty. Every other key, event, group and handler stays where it was.
+- What install writes is also the only thing `ctxward doctor` runs: `canonical_argv` says
+  whether a handler is exactly one of install's (same command and args, for that host and
+  event), compared with `wiring_for(host)`, the one place the commands come from.
 - The file is written back with its own formatting (`rewrite`): every value that did not
   change is copied from the original text verbatim (inline objects, alignment, escapes, key
   order, the final newline); only the objects and lists that changed are written anew, with
@@ -50,7 +53,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward.errors import BadInput, CtxwardError
+from ctxward.errors import BadInput, CtxwardError, digits_problem
 from ctxward.fsutil import atomic_write, read_regular, read_regular_text
 from ctxward.project import Project
 
@@ -108,6 +111,7 @@ EVENT_SINCE: dict[str, Version | None] = {
 ASSUMED_VERSION: Version = (2, 0, 77)
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _BACKUP_SUFFIX = ".ctxward-backup"
+MAX_SETTINGS_BYTES = 16 * 1024 * 1024  # a host's settings file; real ones are a few KB
 PLUGIN_MARK = "// ctxward for OpenCode"
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -141,6 +145,15 @@ def canonical_wiring() -> dict[str, list[dict[str, Any]]]:
     if not isinstance(hooks, dict):
         raise CtxwardError(f"{path}: has no 'hooks' object")
     return hooks
+
+
+def wiring_for(host: str) -> dict[str, list[dict[str, Any]]]:
+    """The `hooks` block `install HOST` writes for a JSON host (every event it may wire)."""
+    if host == CLAUDE:
+        return canonical_wiring()
+    if host == CODEX:
+        return codex_wiring()
+    raise BadInput(f"{host}: has no hooks block (known: {CLAUDE}, {CODEX})")
 
 
 def codex_wiring() -> dict[str, list[dict[str, Any]]]:
@@ -192,7 +205,7 @@ def format_version(version: Version) -> str:
 def detect_claude_version(
     override: str | None = None,
     *,
-    which: Callable[[str], str | None] = shutil.which,
+    which: Callable[[str], str | None] | None = None,
     timeout: float = 15.0,
 ) -> ClaudeVersion:
     """`override` when given (BadInput when it is no version), else ask `claude --version`."""
@@ -201,7 +214,7 @@ def detect_claude_version(
         if version is None:
             raise BadInput(f"--claude-version {override!r} is not a version like 2.1.76")
         return ClaudeVersion(version, "override")
-    program = which("claude")
+    program = (which or program_on_path)("claude")
     if program is None:
         return ClaudeVersion(ASSUMED_VERSION, "assumed", "`claude` is not on PATH")
     try:
@@ -234,6 +247,20 @@ def event_known(event: str, version: Version) -> bool | None:
     if since is None:
         return None
     return version >= since
+
+
+def program_on_path(program: str, env: Mapping[str, str] | None = None) -> str | None:
+    """`program` as found on the absolute folders of PATH, or None.
+
+    A relative PATH folder (`.`, `bin`) names the folder ctxward runs in, which may be a cloned
+    repository: a `claude` or `ctxward-hook` committed there is not the user's program.
+    """
+    env = os.environ if env is None else env
+    folders = [
+        part for part in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(part)
+    ]
+    found = shutil.which(program, path=os.pathsep.join(folders))
+    return found if found is not None and os.path.isabs(found) else None
 
 
 # --- where each host reads its hooks ---------------------------------------------------------
@@ -292,6 +319,23 @@ def identifies_ctxward(handler: Mapping[str, Any]) -> bool:
         if name.endswith(".py") and _is_checkout_script(word):
             return True
     return False
+
+
+def canonical_argv(host: str, event: str, handler: Mapping[str, Any]) -> list[str] | None:
+    """The argv that runs `handler` when it is exactly a handler `install HOST` writes for
+    `event` (same type, command and args); None for anything else.
+
+    `ctxward doctor` runs a wired hook only through this: a settings file may come with a
+    cloned repository, and a command that merely names ctxward (`ctxward-hook; curl ... | sh`,
+    `X=1 ctxward-hook`, `./evil/ctxward-hook`) would run the repository's code. The commands
+    install writes are plain words, so the argv is their `shlex` split, run without a shell.
+    """
+    for group in wiring_for(host).get(event, []):
+        for written in group["hooks"]:
+            same = all(handler.get(key) == written.get(key) for key in ("type", "command", "args"))
+            if same:
+                return [*shlex.split(written["command"]), *written.get("args", [])]
+    return None
 
 
 def _is_checkout_script(word: str) -> bool:
@@ -490,7 +534,8 @@ def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
     if path.is_symlink():
         raise BadInput(f"{label}: is a symbolic link; edit its target instead")
     try:
-        raw = read_regular(path, follow_links=True)  # a host file: links are the user's
+        # A host file: links are the user's. Far past any real settings file: refused.
+        raw = read_regular(path, follow_links=True, limit=MAX_SETTINGS_BYTES)
     except FileNotFoundError:
         return {}, "", False
     except IsADirectoryError:
@@ -521,6 +566,8 @@ def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
             f"{label}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "fix it and run again"
         ) from None
+    except ValueError:  # json's only other error: an integer past sys.get_int_max_str_digits()
+        raise BadInput(f"{label}: has {digits_problem()}; fix it and run again") from None
     except RecursionError:
         raise BadInput(f"{label}: nested too deeply to be a settings file; fix it") from None
     if not isinstance(data, dict):
@@ -760,7 +807,7 @@ def install(
                 "/hooks in Codex"
             )
     program = ENTRY_POINTS[host]
-    if shutil.which(program, path=(env or os.environ).get("PATH")) is None:
+    if program_on_path(program, env) is None:
         result.warnings.append(
             f"`{program}` is not on this shell's PATH: the hooks will fail to start until it is "
             "(pipx install ctxward, or put the venv's bin/ on PATH)"

@@ -15,7 +15,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import atomic_write, atomic_write_many, locked, read_regular, sha256_hex
+from ctxward.fsutil import (
+    atomic_write,
+    atomic_write_many,
+    locked,
+    read_named,
+    read_regular,
+    sha256_hex,
+)
 from ctxward.hooktypes import Value
 from ctxward.project import Project
 
@@ -23,6 +30,7 @@ INVARIANTS_FILE = "invariants.md"
 PAYLOAD_FILE = ".compaction-payload.md"
 SLUG_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 SKILL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+MAX_SKILL_BYTES = 1024 * 1024  # a skill file (front matter and prose); real ones are a few KB
 # Characters str.splitlines() breaks on: a rule containing one is not a single line.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _PAYLOAD_SOURCE = re.compile(r"<!-- ctxward: distilled from .* sha256=([0-9a-f]{64}) ")
@@ -172,12 +180,8 @@ def load_skill(path: Path) -> Skill:
 
     source = str(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BadInput(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{source}: is a folder, not a skill file") from None
-    except OSError as exc:
+        raw = read_named(path, limit=MAX_SKILL_BYTES)  # a FIFO or a device: refused, not awaited
+    except OSError as exc:  # no permission, say (missing, a folder, too large: BadInput already)
         raise BadInput(f"{source}: cannot read: {exc.strerror}") from None
     try:
         text = raw.decode("utf-8")

@@ -1037,7 +1037,7 @@ def read(project: Project, session_id: str) -> Summary | None:
 
     try:
         loaded = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError):  # not ours, or nested past the parser's stack
+    except (yaml.YAMLError, ValueError, RecursionError):  # not ours, an integer too long, too deep
         return None
     return _from_yaml(loaded)
 

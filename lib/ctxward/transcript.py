@@ -9,16 +9,16 @@ read line by line in binary mode: memory does not grow with the file. Standard l
 Reading API (stable: the context audit and session compression both build on it)
 --------------------------------------------------------------------------------
 
-``iter_records(path, *, types=None, stats=None, regular_only=False) -> Iterator[Record]``
+``iter_records(path, *, types=None, stats=None) -> Iterator[Record]``
     One `Record` per JSON-object line, in file order. `types` (a set of top-level ``type``
     values) keeps only those records; bookkeeping lines that start with their type
     (``{"type":"api-request-blob",...``) are then skipped without being parsed. Pass a
     `ReadStats` to learn how many lines were read, skipped, malformed or oversized.
-    Raises OSError only when the file cannot be opened. A path a user names is read the way
-    `cat` reads it (a pipe from `<(…)` works); `regular_only` refuses anything but a regular
-    file (OSError, never a wait on a FIFO), for the files a hook payload names.
+    Raises OSError only when the file cannot be opened: anything but a regular file (a FIFO,
+    a device: OSError(EINVAL), never waited on) or a file past MAX_TRANSCRIPT_BYTES
+    (OSError(EFBIG)), whether a hook payload or the user names it.
 
-``iter_lines(path, stats=None, *, regular_only=False) -> Iterator[RawLine]``
+``iter_lines(path, stats=None) -> Iterator[RawLine]``
 ``parse_line(data) -> dict | None``
     The two halves of `iter_records`, for callers that pre-filter raw bytes themselves.
     ``RawLine(number, offset, data)``: 1-based line number, byte offset, the bytes.
@@ -67,6 +67,7 @@ The number of groups is bounded (MAX_GROUPS): past it, the smallest fold into
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -77,6 +78,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # observed lines reach ~1.3 MB; anything far larger is foreign
+# A whole transcript: observed sessions reach a few hundred MB (the audit reads 200 MB in a few
+# seconds); a larger file is refused rather than read for minutes.
+MAX_TRANSCRIPT_BYTES = 2 * 1024 * 1024 * 1024
 IMAGE_BYTES = 6_400  # an image block counts as ~1,600 tokens (base64 is never decoded)
 KEY_CHARS = 120
 MAX_GROUPS = 20_000  # per scope; beyond it the smallest groups fold into "<tool> (other)"
@@ -143,15 +147,13 @@ class RawLine(NamedTuple):
     data: bytes
 
 
-def iter_lines(
-    path: str | os.PathLike[str], stats: ReadStats | None = None, *, regular_only: bool = False
-) -> Iterator[RawLine]:
+def iter_lines(path: str | os.PathLike[str], stats: ReadStats | None = None) -> Iterator[RawLine]:
     """Yield each line's bytes; blank lines are dropped, oversized ones skipped and counted.
 
-    `regular_only`: refuse anything but a regular file (OSError) instead of waiting on a FIFO.
+    OSError for anything but a regular file, or one past MAX_TRANSCRIPT_BYTES (`_opened`).
     """
     stats = stats if stats is not None else ReadStats()
-    with open(_opened(path) if regular_only else path, "rb") as handle:
+    with open(_opened(path), "rb") as handle:
         readline = handle.readline
         offset = 0
         number = 0
@@ -178,10 +180,15 @@ def iter_lines(
 
 
 def _opened(path: str | os.PathLike[str]) -> int:
-    """A descriptor on the regular file at `path` (`fsutil.open_regular`: never a FIFO)."""
+    """A descriptor on the regular file at `path` (`fsutil.open_regular`: never a FIFO, never
+    a device such as /dev/zero); OSError(EFBIG) past MAX_TRANSCRIPT_BYTES."""
     from ctxward.fsutil import open_regular
 
-    return open_regular(path, follow_links=True)  # the host's file, wherever it keeps it
+    fd = open_regular(path, follow_links=True)  # the host's file, wherever it keeps it
+    if os.fstat(fd).st_size > MAX_TRANSCRIPT_BYTES:
+        os.close(fd)
+        raise OSError(errno.EFBIG, f"larger than {MAX_TRANSCRIPT_BYTES:,} bytes", str(path))
+    return fd
 
 
 def parse_line(data: bytes) -> dict[str, Any] | None:
@@ -220,12 +227,11 @@ def iter_records(
     *,
     types: Collection[str] | None = None,
     stats: ReadStats | None = None,
-    regular_only: bool = False,
 ) -> Iterator[Record]:
     """Yield a Record per JSON-object line (only `types`, when given); see the module doc."""
     stats = stats if stats is not None else ReadStats()
     wanted = None if types is None else frozenset(t.encode("utf-8") for t in types)
-    for number, offset, data in iter_lines(path, stats, regular_only=regular_only):
+    for number, offset, data in iter_lines(path, stats):
         if wanted is not None:
             head = _prefixed_type(data)
             if head is not None and head not in wanted:
@@ -496,7 +502,7 @@ def last_assistant_text(path: str | os.PathLike[str]) -> str:
     last_id: str | None = None
     parts: list[str] = []
     try:
-        for record in iter_records(path, types=("assistant",), regular_only=True):
+        for record in iter_records(path, types=("assistant",)):
             message = record.message
             if message is None or record.is_api_error:
                 continue
@@ -1108,10 +1114,9 @@ _AUDIT_TYPES = frozenset(t.encode("ascii") for t in CONTEXT_TYPES)
 _KNOWN_TYPES_BYTES = frozenset(t.encode("ascii") for t in KNOWN_TYPES)
 
 
-def audit_file(path: Path, *, top: int = 10, regular_only: bool = False) -> Audit:
-    """Audit one transcript file (no sub-agents). OSError when unreadable; NotATranscript.
-
-    `regular_only`: refuse anything but a regular file (OSError) instead of waiting on a FIFO.
+def audit_file(path: Path, *, top: int = 10) -> Audit:
+    """Audit one transcript file (no sub-agents). OSError when unreadable (also: not a regular
+    file, or past MAX_TRANSCRIPT_BYTES); NotATranscript.
 
     The hot loop of the audit: it reads lines itself (the same rules as `iter_lines`) and skips
     bookkeeping lines by their leading type without parsing them.
@@ -1121,7 +1126,7 @@ def audit_file(path: Path, *, top: int = 10, regular_only: bool = False) -> Audi
     audit_types, known_types, known_bytes = _AUDIT_TYPES, KNOWN_TYPES, _KNOWN_TYPES_BYTES
     number = known = records = skipped = malformed = oversized = 0
     identified = False
-    with open(_opened(path) if regular_only else path, "rb") as handle:
+    with open(_opened(path), "rb") as handle:
         readline = handle.readline
         while True:
             data = readline(MAX_LINE_BYTES)
@@ -1186,7 +1191,7 @@ def audit(path: Path, *, top: int = 10, subagents: bool = True) -> Audit:
     if subagents:
         for sub_path, agent_type in subagent_transcripts(path):
             try:
-                sub = audit_file(sub_path, top=top, regular_only=True)  # found, not named
+                sub = audit_file(sub_path, top=top)
             except (OSError, NotATranscript):
                 continue
             sub.agent_type = agent_type or sub.agent_type

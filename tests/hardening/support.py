@@ -168,7 +168,7 @@ def untouched(*folders: Path) -> Iterator[None]:
 # --- outcome checks ---------------------------------------------------------------------------
 
 HOOK_EXIT_CODES = frozenset({0, 1})  # README "Exit codes": a hook never exits 2
-CLI_EXIT_CODES = frozenset({0, 1, 2, 3, 4})
+CLI_EXIT_CODES = frozenset({0, 1, 2, 3, 4, 5})  # ctxward.errors' table (5: an OSError)
 
 
 def hook_problem(code: int, out: str, err: str, event: str | None = None) -> str | None:

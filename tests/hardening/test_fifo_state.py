@@ -351,9 +351,9 @@ def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
         assert compress.read_staged(fifo) is None
         assert transcript.last_assistant_text(fifo) == ""
         with pytest.raises(OSError, match="not a regular file"):
-            list(transcript.iter_records(fifo, regular_only=True))
+            list(transcript.iter_records(fifo))
         with pytest.raises(OSError, match="not a regular file"):
-            transcript.audit_file(fifo, regular_only=True)
+            transcript.audit_file(fifo)
         with pytest.raises(BadInput, match="cannot read: not a regular file"):
             archive.read(fifo)
         assert txn._stale_owner(fifo) is False

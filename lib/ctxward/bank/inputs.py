@@ -17,7 +17,7 @@ from typing import Any
 from ctxward import compress, scoring
 from ctxward.bank.markup import phase_matches
 from ctxward.errors import BadInput
-from ctxward.fsutil import read_regular, read_regular_text
+from ctxward.fsutil import read_named, read_regular_text
 from ctxward.project import Project
 from ctxward.scoring import Tables
 from ctxward.scrub import scrub
@@ -126,10 +126,10 @@ def _read(path: Path, label: str) -> str:
     if not path.is_file():
         raise BadInput(f"{label}: no such file")
     try:
-        return read_regular(path, follow_links=True).decode("utf-8")  # the user named it
+        return read_named(path).decode("utf-8")  # the user named it: bounded, never a FIFO
     except UnicodeDecodeError as exc:
         raise BadInput(f"{label}: not UTF-8 (byte {exc.start})") from None
-    except OSError as exc:  # a FIFO too: `read_regular` never waits on one
+    except OSError as exc:
         raise BadInput(f"{label}: cannot be read ({exc.strerror})") from None
 
 

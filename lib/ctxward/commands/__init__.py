@@ -7,12 +7,13 @@ from typing import Any
 
 import click
 
-from ctxward.errors import BadInput, CtxwardError
+from ctxward.errors import EXIT_OS_ERROR, BadInput, CtxwardError, os_problem
 from ctxward.project import Project
 
 
 class Group(click.Group):
-    """Maps every expected failure to one line on stderr and its documented exit code.
+    """Maps every expected failure, and every OSError, to one line on stderr and its
+    documented exit code (ctxward.errors' table).
 
     `lazy` names commands as "module:attribute", imported only when that command (or the
     command list, for --help) is asked for: `ctxward hook` runs in the OpenCode plugin on every
@@ -37,23 +38,13 @@ class Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            result = super().invoke(ctx)
+            return super().invoke(ctx)
         except CtxwardError as exc:
             click.echo(f"ctxward: error: {exc}", err=True)
             raise click.exceptions.Exit(exc.exit_code) from None
-        if isinstance(ctx.obj, Project) and ctx.obj.anchored:
-            _sweep_leftovers(ctx.obj)
-        return result
-
-
-def _sweep_leftovers(project: Project) -> None:
-    """A crash's temporary files, wherever they are, go at the next command (`fsutil`)."""
-    import contextlib
-
-    from ctxward.fsutil import sweep_leftovers
-
-    with contextlib.suppress(CtxwardError, OSError):
-        sweep_leftovers(project.state_dir, project.plans_dir)
+        except OSError as exc:  # a full disk, a read-only mount, a link on the way: one line
+            click.echo(f"ctxward: error: {os_problem(exc)}", err=True)
+            raise click.exceptions.Exit(EXIT_OS_ERROR) from None
 
 
 def project_of(ctx: click.Context, *, anywhere: bool = False) -> Project:

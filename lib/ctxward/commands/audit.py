@@ -30,7 +30,8 @@ def audit(
 ) -> None:
     """Report what fills the context: top groups by tool and key, per compaction segment,
     and the context size of every request. Read-only and fail-soft: a missing, unreadable or
-    foreign file gives {"available": false, "reason": ...} and exit 0.
+    foreign file gives {"available": false, "reason": ...} and exit 0; so does anything but a
+    regular file (a FIFO, a device: never waited on) and a file past 2 GiB.
 
     TRANSCRIPT defaults to the current session's ($CLAUDE_CODE_SESSION_ID), else the newest
     one of this project under ~/.claude/projects/.
@@ -55,10 +56,9 @@ def audit(
     if html_file is not None:
         from ctxward.fsutil import atomic_write
 
-        atomic_write(
-            html_file.parent.resolve() / html_file.name,
-            render("audit/report.html.j2", page=reader.page_model(result)),
-        )
+        page = render("audit/report.html.j2", page=reader.page_model(result))
+        # The user named it: their own links on the way are theirs to follow (`out.html` too).
+        atomic_write(html_file.parent.resolve() / html_file.name, page)
     if summary:
         body = reader.summary(result, names=top)
         echo_result(as_json, body, "audit/summary.txt.j2", s=body)

@@ -7,12 +7,10 @@ warning FORCED_OVER_THRESHOLD and the time in `forcedAt`, and never passes the e
 
 from __future__ import annotations
 
-from typing import IO
-
 import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
-from ctxward.errors import EXIT_REJECTED, BadInput
+from ctxward.errors import EXIT_REJECTED
 from ctxward.render import render
 
 agent_type_option = click.option(
@@ -45,7 +43,7 @@ def dispatch() -> None:
 
 
 @dispatch.command("check")
-@click.argument("prompt_file", type=click.File("rb"), default="-", metavar="[PROMPT_FILE|-]")
+@click.argument("prompt_file", default="-", metavar="[PROMPT_FILE|-]")
 @agent_type_option
 @click.option(
     "--force",
@@ -56,7 +54,7 @@ def dispatch() -> None:
 @click.pass_context
 def dispatch_check(
     ctx: click.Context,
-    prompt_file: IO[bytes],
+    prompt_file: str,
     agent_type: str | None,
     force: bool,
     as_json: bool,
@@ -64,23 +62,21 @@ def dispatch_check(
     """Measure PROMPT_FILE (or stdin) in UTF-8 bytes and apply the G9 table.
 
     Exit 0 when the dispatch may go (ok, soft-warn, near-limit, or a forced hard-reject),
-    3 when it is rejected (PROMPT_TOO_LARGE, PROMPT_EMERGENCY).
+    3 when it is rejected (PROMPT_TOO_LARGE, PROMPT_EMERGENCY), 2 when the input is refused:
+    not UTF-8, not a regular file (a FIFO or a device; pipe it on stdin instead), or larger
+    than 32 MiB (far past every tier).
 
     \b
     Example:
         ctxward dispatch check prompt.md
         ctxward dispatch check - --agent-type Explore --json < prompt.md
     """
+    from ctxward.commands.scrub import read_source
     from ctxward.guard import decide
 
-    data = prompt_file.read()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        where = getattr(prompt_file, "name", "stdin")  # a wrapped stdin may have no name
-        raise BadInput(f"{where}: not UTF-8 (byte {exc.start})") from None
+    size = len(read_source(prompt_file).encode("utf-8"))  # valid UTF-8: its own bytes again
     capacity, _ = _capacity(ctx, agent_type)
-    decision = decide(len(data), capacity, force=force)
+    decision = decide(size, capacity, force=force)
     if as_json:
         echo_json(decision.envelope())
     else:

@@ -104,7 +104,8 @@ def inline() -> None:
 
     Input is a subtask_summary (a ```yaml block whose top key is subtask_summary, or the bare
     mapping, YAML or JSON) or free text, from --text, --file or stdin. Everything is scrubbed of
-    secrets first; no model is called.
+    secrets first; no model is called. A file or stdin holds at most 32 MiB; a FIFO or a device
+    named as a file is refused (pipe it on stdin instead).
 
     \b
     Example:

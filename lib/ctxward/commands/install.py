@@ -194,7 +194,9 @@ def doctor(ctx: click.Context, claude_version: str | None, no_run: bool, as_json
     """Check the wiring, run each hook on a synthetic payload, find plans out of step.
 
     Exit 0 when nothing failed (warnings allowed), 1 when a check failed; each failure says how
-    to fix it.
+    to fix it. Only the exact commands `ctxward install` writes are run (without a shell); a
+    hook command that merely names ctxward is shown and never run: a failure in a project's
+    file (it may have come with a clone), a warning in your own ~/.claude/settings.json.
 
     \b
     Example:

@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from ctxward.commands import echo_json, json_option
 from ctxward.errors import BadInput
+from ctxward.fsutil import MAX_NAMED_BYTES, read_named
 
 
-def read_source(source: str) -> str:
-    """The UTF-8 text of `source`: a file path, or `-` for stdin; BadInput names the problem."""
+def read_source(source: str, *, limit: int = MAX_NAMED_BYTES) -> str:
+    """The UTF-8 text of `source`: a file path, or `-` for stdin; BadInput names the problem.
+
+    A file is read only when it is a regular one (a FIFO or a device is refused, never waited
+    on), and neither a file nor stdin past `limit` bytes (the rest is never read).
+    """
     if source == "-":
-        raw = sys.stdin.buffer.read()
+        raw = sys.stdin.buffer.read(limit + 1)
         where = "stdin"
+        if len(raw) > limit:
+            raise BadInput(f"stdin: larger than {limit:,} bytes; refused")
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise BadInput(f"{source}: no such file")
-        raw = path.read_bytes()
+        raw = read_named(source, limit=limit)
         where = source
     try:
         return raw.decode("utf-8")
@@ -35,7 +38,8 @@ def scrub_command(source: str, as_json: bool) -> None:
     """Print FILE (or stdin) with every secret replaced by [REDACTED:<type>].
 
     With --json, print {"text": ..., "redactions": [{"type", "position", "replacement"}]};
-    positions refer to the input.
+    positions refer to the input. FILE is a regular file (a FIFO or a device is refused) of
+    at most 32 MiB, like stdin.
 
     \b
     Example:

@@ -37,9 +37,9 @@ def _transcript(project: Project, given: Path | None) -> Path:
     if path is None:
         folder = reader.projects_dir(os.environ)
         raise BadInput(f"no transcript of this project under {folder}; name one")
-    if not path.is_file():
+    if not path.exists():
         raise BadInput(f"{path}: no such file")
-    return path
+    return path  # a FIFO, a device, a folder: refused when opened (`_summarize`), never awaited
 
 
 def _summarize(path: Path, session_id: str = "") -> tuple[sessions.Extraction, sessions.Summary]:

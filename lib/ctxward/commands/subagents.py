@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.commands.scrub import read_source
 from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import ensure_folder
 from ctxward.render import render
@@ -48,15 +48,6 @@ def json_errors(command: F) -> F:
             raise
 
     return wrapper  # type: ignore[return-value]
-
-
-def _stdin_text() -> str:
-    """Standard input as UTF-8 text; BadInput (exit 2) when it is not UTF-8."""
-    raw = sys.stdin.buffer.read()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"stdin: not UTF-8 (byte {exc.start})") from None
 
 
 def _warn(warnings: Iterable[Any]) -> None:
@@ -225,7 +216,7 @@ def share(
     from ctxward.artifacts import share as share_value
 
     project = project_of(ctx)
-    text = _stdin_text() if value == "-" else value
+    text = read_source("-") if value == "-" else value
     shared = share_value(project, _session(session), batch, key, text)
     if as_json:
         echo_json(
