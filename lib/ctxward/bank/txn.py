@@ -171,10 +171,8 @@ def _acquire_exclusive(owner: Path, timeout: float) -> None:
 def _stale_owner(owner: Path) -> bool:
     try:
         info = os.lstat(owner)
-    except FileNotFoundError:
-        return True  # released meanwhile: try again
-    except OSError:
-        return False
+    except OSError:  # released meanwhile: try the O_EXCL create again (removing now could
+        return False  # remove the owner file another process has just created)
     if stat.S_ISDIR(info.st_mode):
         raise CtxwardError(f"{owner}: a folder where the bank's lock owner file belongs")
     if not stat.S_ISREG(info.st_mode):
