@@ -247,6 +247,20 @@ def test_staged_entries_are_promoted_and_consumed(project) -> None:
     assert again.promoted == [] and again.written == []
 
 
+def test_a_staged_entry_named_through_dot_dot_is_consumed(project) -> None:
+    """`bank promote ../.ctxward/memory-bank/.tmp/x.json` from a subfolder: the entry is
+    promoted and removed from .tmp/ (it was a traceback: the `..` path is not a bank name)."""
+    bank = Project(project).bank_dir
+    (bank / ".tmp").mkdir(parents=True)
+    (bank / ".tmp" / "phase1.json").write_text(entry("hermes", MEDIUM), encoding="utf-8")
+    (project / "sub").mkdir()
+    spelled = project / "sub" / ".." / ".ctxward" / "memory-bank" / ".tmp" / "phase1.json"
+    result = promote(Project(project), [str(spelled)], phase="1", now=NOW)
+    assert [p.key for p in result.promoted] == ["2026-01-02|1|hermes"]
+    assert ".tmp/phase1.json" in result.written
+    assert not (bank / ".tmp" / "phase1.json").exists()
+
+
 def test_the_preflight_refuses_and_partial_is_flagged(write, project) -> None:
     bank = Project(project)
     entries = [

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import time
 import traceback
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ctxward import xref
-from ctxward.bank import active, progress, state, txn
+from ctxward.bank import active, archive, progress, sprint, state, txn, zz
 from ctxward.bank.promote import promote
 from ctxward.errors import CtxwardError
 from ctxward.project import Project
@@ -28,37 +29,39 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 # -- the journal ---------------------------------------------------------------------------------
 
 
+A, B = active.FILE, progress.FILE  # two real bank names: a journal names nothing else
+IDS = state.NEXT_ID
+
+
 def test_commit_writes_changed_files_and_skips_the_rest(tmp_path: Path) -> None:
     bank = tmp_path / "bank"
     (bank / "_xref").mkdir(parents=True)
-    (bank / "a.md").write_text("# A\n", encoding="utf-8")
-    changed = txn.commit(
-        bank, {bank / "a.md": "# A\n", bank / "b.md": "# B\n", bank / "_xref" / "n.json": "{}"}
-    )
-    assert changed == ["b.md", "_xref/n.json"]
+    (bank / A).write_text("# A\n", encoding="utf-8")
+    changed = txn.commit(bank, {bank / A: "# A\n", bank / B: "# B\n", bank / IDS: "{}"})
+    assert changed == [B, IDS]
     assert not (bank / ".txn").exists()
-    assert txn.commit(bank, {bank / "b.md": "# B\n"}) == []
-    assert txn.commit(bank, {}, [bank / "b.md", bank / "gone.md"]) == ["b.md"]
-    assert not (bank / "b.md").exists()
+    assert txn.commit(bank, {bank / B: "# B\n"}) == []
+    assert txn.commit(bank, {}, [bank / B, bank / ".tmp" / "gone.md"]) == [B]
+    assert not (bank / B).exists()
 
 
 @pytest.mark.parametrize(
     ("name", "data", "message"),
     [
-        ("a.md", "", "empty or no heading"),
-        ("a.md", "no heading here\n", "empty or no heading"),
-        ("n.json", "[1]", "not a JSON object"),
-        ("n.json", "{", "not JSON"),
+        (B, "", "empty or no heading"),
+        (B, "no heading here\n", "empty or no heading"),
+        (IDS, "[1]", "not a JSON object"),
+        (IDS, "{", "not JSON"),
     ],
 )
 def test_a_file_that_fails_validation_writes_nothing(tmp_path, name, data, message) -> None:
     bank = tmp_path / "bank"
     bank.mkdir()
-    (bank / "ok.md").write_text("# old\n", encoding="utf-8")
+    (bank / A).write_text("# old\n", encoding="utf-8")
     with pytest.raises(CtxwardError, match=message):
-        txn.commit(bank, {bank / "ok.md": "# new\n", bank / name: data})
-    assert (bank / "ok.md").read_text("utf-8") == "# old\n"
-    assert sorted(p.name for p in bank.iterdir()) == ["ok.md"]
+        txn.commit(bank, {bank / A: "# new\n", bank / name: data})
+    assert (bank / A).read_text("utf-8") == "# old\n"
+    assert sorted(p.name for p in bank.iterdir()) == [A]
 
 
 def test_notes_and_paths_outside_the_bank_are_refused(tmp_path: Path) -> None:
@@ -68,6 +71,10 @@ def test_notes_and_paths_outside_the_bank_are_refused(tmp_path: Path) -> None:
         txn.commit(bank, {bank / "_notes" / "ADR-1.md": "# ADR\n"})
     with pytest.raises(ValueError, match="outside the memory bank"):
         txn.commit(bank, {tmp_path / "x.md": "# X\n"})
+    with pytest.raises(ValueError, match="not a memory-bank file"):
+        txn.commit(bank, {bank / "notes.md": "# X\n"})
+    with pytest.raises(ValueError, match="not a memory-bank file"):
+        txn.commit(bank, {bank / ".." / "x.md": "# X\n"})
     txn.commit(bank, {bank / "_notes" / "archive" / "2026-01-compressed-entries.md": "# A\n"})
 
 
@@ -92,33 +99,359 @@ def fault(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[str], None]], 
 def test_a_crash_after_the_commit_point_rolls_forward(tmp_path: Path, fault) -> None:
     bank = tmp_path / "bank"
     bank.mkdir()
-    for name in ("a.md", "b.md"):
+    for name in (A, B):
         (bank / name).write_text(f"# old {name}\n", encoding="utf-8")
     fault(_crash_at("renamed"))
     with pytest.raises(RuntimeError):
-        txn.commit(bank, {bank / "a.md": "# new a.md\n", bank / "b.md": "# new b.md\n"})
-    on_disk = {n: (bank / n).read_text("utf-8") for n in ("a.md", "b.md")}
-    assert on_disk == {"a.md": "# new a.md\n", "b.md": "# old b.md\n"}  # a mix on disk …
-    seen = txn.logical_files(bank, ["a.md", "b.md"])
-    assert seen == {"a.md": b"# new a.md\n", "b.md": b"# new b.md\n"}  # … never for a reader
+        txn.commit(bank, {bank / A: f"# new {A}\n", bank / B: f"# new {B}\n"})
+    on_disk = {n: (bank / n).read_text("utf-8") for n in (A, B)}
+    assert on_disk == {A: f"# new {A}\n", B: f"# old {B}\n"}  # a mix on disk …
+    seen = txn.logical_files(bank, [A, B])
+    assert seen == {A: f"# new {A}\n".encode(), B: f"# new {B}\n".encode()}  # … never for a reader
     fault(None)  # type: ignore[arg-type]
-    assert txn.recover(bank) == "rolled forward"
-    assert (bank / "b.md").read_text("utf-8") == "# new b.md\n"
+    assert txn.recover(bank) == txn.Recovery("rolled forward")
+    assert (bank / B).read_text("utf-8") == f"# new {B}\n"
     assert not (bank / ".txn").exists()
-    assert txn.recover(bank) is None
+    assert txn.recover(bank) == txn.Recovery(None)
 
 
 def test_a_crash_before_the_commit_point_rolls_back(tmp_path: Path, fault) -> None:
     bank = tmp_path / "bank"
     bank.mkdir()
-    (bank / "a.md").write_text("# old\n", encoding="utf-8")
+    (bank / A).write_text("# old\n", encoding="utf-8")
     fault(_crash_at("journal-written"))
     with pytest.raises(RuntimeError):
-        txn.commit(bank, {bank / "a.md": "# new\n", bank / "b.md": "# b\n"})
-    assert txn.logical_files(bank, ["a.md", "b.md"]) == {"a.md": b"# old\n", "b.md": None}
+        txn.commit(bank, {bank / A: "# new\n", bank / B: "# b\n"})
+    assert txn.logical_files(bank, [A, B]) == {A: b"# old\n", B: None}
     fault(None)  # type: ignore[arg-type]
-    assert txn.recover(bank) == "rolled back"
-    assert sorted(p.name for p in bank.iterdir()) == ["a.md"]
+    assert txn.recover(bank) == txn.Recovery("rolled back")
+    assert sorted(p.name for p in bank.iterdir()) == [A]
+
+
+# -- trust: the MAC and the names --------------------------------------------------------------
+
+
+def _interrupted(bank: Path, fault, writes: dict[str, str] | None = None) -> dict[str, object]:
+    """A transaction ctxward committed in `bank` and did not apply (a crash at the commit
+    point); return its journal."""
+    bank.mkdir(parents=True, exist_ok=True)
+    (bank / A).write_text("# old\n", encoding="utf-8")
+    fault(_crash_at("committed"))
+    with pytest.raises(RuntimeError):
+        txn.commit(bank, {bank / k: v for k, v in (writes or {A: "# new\n"}).items()})
+    fault(None)
+    journal: dict[str, object] = json.loads((bank / ".txn" / "journal.json").read_bytes())
+    return journal
+
+
+def _rewrite(bank: Path, journal: dict[str, object]) -> bytes:
+    data = json.dumps(journal).encode()
+    (bank / ".txn" / "journal.json").write_bytes(data)
+    return data
+
+
+def _refused(bank: Path) -> txn.Refused:
+    recovery = txn.recover(bank)
+    assert recovery.action is None and recovery.refused is not None, recovery
+    return recovery.refused
+
+
+def test_a_committed_journal_carries_a_mac_of_this_bank_under_this_users_key(
+    tmp_path: Path, fault
+) -> None:
+    from ctxward.userstate import secret_key
+
+    bank = tmp_path / "bank"
+    journal = _interrupted(bank, fault)
+    body = {k: v for k, v in journal.items() if k != "mac"}
+    assert journal["version"] == txn.JOURNAL_VERSION
+    assert journal["mac"] == txn.journal_mac(secret_key(), bank, body)
+    assert journal["mac"] != txn.journal_mac(secret_key(), tmp_path / "other", body)
+    assert journal["mac"] != txn.journal_mac(os.urandom(32), bank, body)
+    assert txn.recover(bank) == txn.Recovery("rolled forward")
+    assert (bank / A).read_text("utf-8") == "# new\n"
+
+
+def _no_mac(journal: dict[str, object]) -> None:
+    del journal["mac"]
+
+
+def _forged_mac(journal: dict[str, object]) -> None:
+    body = {k: v for k, v in journal.items() if k != "mac"}
+    journal["mac"] = txn.journal_mac(os.urandom(32), Path("/bank"), body)
+
+
+def _retargeted(journal: dict[str, object]) -> None:
+    writes = journal["writes"]
+    assert isinstance(writes, list)
+    writes[0]["target"] = B  # one byte of what the MAC covers
+
+
+def _older_version(journal: dict[str, object]) -> None:
+    journal["version"] = 1
+
+
+def _another_field(journal: dict[str, object]) -> None:
+    journal["bank"] = "/elsewhere"
+
+
+def _non_ascii_mac(journal: dict[str, object]) -> None:
+    journal["mac"] = "é" * 64  # hmac.compare_digest raises TypeError on it
+
+
+def _huge_number(journal: dict[str, object]) -> bytes:
+    text = json.dumps(journal).replace('"version": 2', '"version": ' + "9" * 5000)
+    return text.encode()  # a 5,000-digit integer: json.loads refuses it (ValueError)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (_no_mac, "no MAC: not written by ctxward on this machine"),
+        (_forged_mac, "its MAC does not match"),
+        (_retargeted, "its MAC does not match"),
+        (_older_version, "its MAC does not match"),
+        (_another_field, "unexpected fields or types"),
+        (_non_ascii_mac, "unexpected fields or types"),
+        (_huge_number, "not JSON"),
+    ],
+)
+def test_a_journal_without_ctxwards_mac_is_set_aside(tmp_path: Path, fault, change, reason) -> None:
+    bank = tmp_path / "bank"
+    journal = _interrupted(bank, fault)
+    raw = change(journal)
+    if raw is None:
+        data = _rewrite(bank, journal)
+    else:
+        data = raw
+        (bank / ".txn" / "journal.json").write_bytes(data)
+    refused = _refused(bank)
+    assert reason in refused.reason
+    assert refused.path == bank / ".txn" / "journal.json"
+    assert refused.kept_as is not None and refused.kept_as.parent == bank / ".txn"
+    assert refused.kept_as.name.startswith(txn.REFUSED_PREFIX)
+    assert refused.kept_as.read_bytes() == data
+    assert sorted(p.name for p in (bank / ".txn").iterdir()) == [refused.kept_as.name]
+    assert (bank / A).read_text("utf-8") == "# old\n"  # nothing of it applied
+    assert txn.recover(bank) == txn.Recovery(None)  # the next command: nothing to say
+    assert txn.commit(bank, {bank / A: "# newer\n"}) == [A]  # and the bank works
+    assert sorted(p.name for p in (bank / ".txn").iterdir()) == [refused.kept_as.name]
+
+
+def test_a_journal_copied_from_another_bank_is_set_aside(tmp_path: Path, fault) -> None:
+    here, there = tmp_path / "here" / "bank", tmp_path / "there" / "bank"
+    _interrupted(there, fault)
+    here.mkdir(parents=True)
+    (here / A).write_text("# mine\n", encoding="utf-8")
+    shutil.copytree(there / ".txn", here / ".txn")
+    assert "its MAC does not match" in _refused(here).reason
+    assert (here / A).read_text("utf-8") == "# mine\n"
+    assert txn.recover(there) == txn.Recovery("rolled forward")  # where it was written: fine
+
+
+def test_a_fresh_user_with_no_key_trusts_no_journal_and_gets_no_key(tmp_path: Path, fault) -> None:
+    from ctxward import userstate
+
+    bank = tmp_path / "bank"
+    _interrupted(bank, fault)
+    key = userstate.state_dir() / userstate.KEY_FILE
+    key.unlink()
+    assert "its MAC does not match" in _refused(bank).reason
+    assert not key.exists()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        A,
+        B,
+        state.INDEX,
+        state.NEXT_ID,
+        sprint.XREF_ARCHIVE.format(date="2026-01-02"),
+        archive.relpath("2026-01"),
+        zz.relpath("3"),
+        zz.relpath("3.1"),
+        zz.relpath("2a"),
+        ".tmp/L1-2026-01-02-phase1-hermes.md",
+        ".tmp/phase1 entries.yaml",
+    ],
+)
+def test_every_name_a_bank_transaction_writes_is_a_bank_name(name: str) -> None:
+    assert txn.bank_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../x",
+        "../../home/.bashrc",
+        "_xref/../../x",
+        "/etc/passwd",
+        "//etc/passwd",
+        "01-active-context.md\x00",
+        "01-active-context.md/",
+        "./01-active-context.md",
+        "_xref//index.md",
+        "_xref\\index.md",
+        ".txn/journal.json",
+        ".txn/0000.new",
+        ".tmp/compress.lock",
+        ".tmp/compress.lock.owner",
+        ".tmp/.hidden.md",
+        ".tmp/..",
+        ".tmp/sub/x.md",
+        "_notes/ADR-1.md",
+        "_notes/archive/anything.md",
+        "evil/.bashrc",
+        "notes.md",
+        "",
+        ".",
+        7,
+        None,
+    ],
+)
+def test_a_name_outside_what_the_bank_uses_is_refused(name: object) -> None:
+    assert not txn.bank_name(name)
+
+
+def _signed(bank: Path, journal: dict[str, object]) -> dict[str, object]:
+    """`journal` with a correct MAC: what only a bug (or a stolen key) could produce."""
+    from ctxward.userstate import secret_key
+
+    body = {k: v for k, v in journal.items() if k != "mac"}
+    return {**body, "mac": txn.journal_mac(secret_key(), bank, body)}
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "reason"),
+    [
+        ("target", "../outside.md", "not a memory-bank file"),
+        ("target", "/tmp/outside.md", "not a memory-bank file"),
+        ("staged", "../../outside.md", "as a staged file"),
+        ("deletes", "../outside.md", "not a memory-bank file"),
+    ],
+)
+def test_names_are_checked_even_under_a_good_mac(tmp_path, fault, where, value, reason) -> None:
+    bank = tmp_path / "bank"
+    journal = _interrupted(bank, fault)
+    writes = journal["writes"]
+    assert isinstance(writes, list)
+    if where == "deletes":
+        journal["deletes"] = [value]
+    else:
+        writes[0][where] = value
+    _rewrite(bank, _signed(bank, journal))
+    assert reason in _refused(bank).reason
+    assert (bank / A).read_text("utf-8") == "# old\n"
+
+
+def test_a_staged_file_changed_after_the_commit_is_refused(tmp_path: Path, fault) -> None:
+    bank = tmp_path / "bank"
+    _interrupted(bank, fault)
+    (bank / ".txn" / "0000.new").write_text("# swapped\n", encoding="utf-8")
+    assert "does not match its sha256" in _refused(bank).reason
+    assert (bank / A).read_text("utf-8") == "# old\n"
+
+
+@pytest.mark.parametrize("where", ["folder on the way", "at the target", "at the staged name"])
+def test_a_link_planted_after_the_commit_is_refused_never_followed(
+    tmp_path: Path, fault, where: str
+) -> None:
+    bank = tmp_path / "bank"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.md"
+    victim.write_text("# the victim\n", encoding="utf-8")
+    _interrupted(bank, fault, {A: "# new\n", IDS: '{"next": {}}'})
+    if where == "folder on the way":
+        (bank / "_xref").symlink_to(outside)  # not made yet: the roll-forward would make it
+    elif where == "at the target":
+        (bank / A).unlink()
+        (bank / A).symlink_to(victim)
+    else:
+        (bank / ".txn" / "0000.new").unlink()
+        (bank / ".txn" / "0000.new").symlink_to(victim)
+    before = sorted((p.name, p.read_bytes()) for p in outside.iterdir())
+    assert "symbolic link" in _refused(bank).reason
+    assert sorted((p.name, p.read_bytes()) for p in outside.iterdir()) == before
+
+
+def test_logical_files_ignore_a_journal_ctxward_did_not_write(tmp_path: Path, fault) -> None:
+    bank = tmp_path / "bank"
+    journal = _interrupted(bank, fault)
+    assert txn.logical_files(bank, [A]) == {A: b"# new\n"}
+    _no_mac(journal)
+    _rewrite(bank, journal)
+    assert txn.logical_files(bank, [A]) == {A: b"# old\n"}
+
+
+def test_a_txn_that_is_not_a_folder_is_refused_and_left(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (tmp_path / "outside").mkdir()
+    (bank / ".txn").symlink_to(tmp_path / "outside")
+    refused = _refused(bank)
+    assert (refused.path, refused.kept_as) == (bank / ".txn", None)
+    assert "a symbolic link" in refused.reason
+    with pytest.raises(CtxwardError, match="symbolic link"):
+        txn.commit(bank, {bank / A: "# a\n"})
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
+# -- the lock and the sweep never follow a link ---------------------------------------------------
+
+
+def test_the_lock_file_is_never_opened_through_a_link(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    (bank / ".tmp").mkdir(parents=True)
+    (bank / ".tmp" / txn.LOCK_FILE).symlink_to(tmp_path / "created")
+    with pytest.raises(CtxwardError, match="symbolic link"), txn.bank_lock(bank):
+        pass
+    assert not (tmp_path / "created").exists()
+
+
+def test_a_tmp_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    bank.mkdir()
+    (tmp_path / "outside").mkdir()
+    (bank / ".tmp").symlink_to(tmp_path / "outside")
+    for portable in (False, True):
+        with (
+            pytest.raises(CtxwardError, match="symbolic link"),
+            txn.bank_lock(bank, portable=portable),
+        ):
+            pass
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
+def test_the_portable_lock_breaks_a_linked_owner_without_following_it(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    owner = bank / ".tmp" / txn.OWNER_FILE
+    owner.parent.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_text(str(os.getpid()), encoding="utf-8")  # a live pid: it would wait 1 h
+    owner.symlink_to(victim)
+    with txn.bank_lock(bank, portable=True, timeout=2):
+        assert not owner.is_symlink() and owner.read_text("utf-8") == str(os.getpid())
+    assert victim.read_text("utf-8") == str(os.getpid())
+    assert not os.path.lexists(owner)
+
+
+def test_the_stale_sweep_removes_old_files_and_leaves_links(tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    (bank / "_xref").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    old = time.time() - 3600
+    for path in (bank / "_xref" / "left.tmp", outside / "victim.tmp", outside / "inner.tmp"):
+        path.write_text("x", encoding="utf-8")
+        os.utime(path, (old, old))
+    (bank / "_xref" / "link.tmp").symlink_to(outside / "victim.tmp")
+    os.utime(bank / "_xref" / "link.tmp", (old, old), follow_symlinks=False)
+    (bank / "_xref" / "linked").symlink_to(outside)
+    assert txn.remove_stale_tmp(bank) == ["_xref/left.tmp"]
+    assert (bank / "_xref" / "link.tmp").is_symlink()
+    assert sorted(p.name for p in outside.iterdir()) == ["inner.tmp", "victim.tmp"]
 
 
 # -- SIGKILL at random points of many promotions ---------------------------------------------------

@@ -8,6 +8,8 @@ The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `prese
     .tmp/ZZ-phase{N}-context.md     what the next phase's agent receives
     .tmp/L1-*.md                    entries staged by L1 (C8/C11), consumed by a promotion
     .tmp/compress.lock              the lock every bank command takes
+    .txn/                           a transaction in flight (txn); refused-journal-*.json: a
+                                    journal ctxward did not write, set aside, never replayed
     _notes/archive/YYYY-MM-compressed-entries.md   what the C7 trim removed (other _notes: never)
 
 One module per concern: `budget` (line costs, allocation, carryover, guardrails), `active`

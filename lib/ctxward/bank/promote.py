@@ -318,7 +318,8 @@ def promote(
         if not result.promoted and (bank / zz.relpath(gate)).is_file():
             del writes[bank / zz.relpath(gate)]  # nothing new for the next agent: keep it
         deletes = [
-            source.path
+            # by its name in the bank's own .tmp/: the path given may be spelled with `..`
+            bank / ".tmp" / source.path.resolve().name
             for source in collected.sources
             if source.in_tmp and not keep and source.label not in collected.kept
         ]

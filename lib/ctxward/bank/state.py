@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,14 @@ class Opened:
     bank: Path
     recovered: str | None
     stale_removed: tuple[str, ...]
+    refused: str | None = None  # one line: a journal that was set aside, not replayed
+
+
+def _check_bank(project: Project) -> Path:
+    bank = project.bank_dir
+    if bank.is_symlink() or (bank.exists() and not bank.is_dir()):
+        raise BadInput(f"{project.relative(bank)}: not a folder")
+    return bank
 
 
 @contextlib.contextmanager
@@ -70,10 +79,25 @@ def session(project: Project, *, portable_lock: bool = False) -> Iterator[Opened
     """Lock the bank (and the L1 staging folder), recover, clean stale temporary files."""
     from ctxward.fsutil import locked
 
-    bank = project.bank_dir
-    if bank.is_symlink() or (bank.exists() and not bank.is_dir()):
-        raise BadInput(f"{project.relative(bank)}: not a folder")
+    bank = _check_bank(project)
     with txn.bank_lock(bank, portable=portable_lock), locked(bank / ".tmp", project.locks_dir):
-        recovered = txn.recover(bank)
+        recovery = txn.recover(bank)
         stale = txn.remove_stale_tmp(bank)
-        yield Opened(bank, recovered, tuple(stale))
+        refused = recovery.refused.describe(project.relative) if recovery.refused else None
+        yield Opened(bank, recovery.action, tuple(stale), refused)
+
+
+def refuse_untrusted(project: Project) -> str | None:
+    """Set aside a bank journal ctxward did not write; the line saying so (None: nothing was).
+
+    The CLI runs this before any bank command, so the line is printed even when the command
+    then fails; a journal ctxward did write is left for the command's own recovery (which
+    reports it). Nothing is created when the bank has no `.txn/`.
+    """
+    bank = project.bank_dir
+    if not os.path.lexists(bank / txn.TXN_DIR):
+        return None
+    _check_bank(project)
+    with txn.bank_lock(bank):
+        refused = txn.recover(bank, replay=False).refused
+    return refused.describe(project.relative) if refused else None

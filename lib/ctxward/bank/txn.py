@@ -6,23 +6,38 @@ alone is written atomically (tmp + fsync + rename); together they are made atomi
 
 1. Every new file is written into `<bank>/.txn/NNNN.new`, fsynced and validated (non-empty with a
    `#` heading for Markdown, a JSON object for `.json`). Nothing outside `.txn/` has changed.
-2. `<bank>/.txn/journal.json` lists (target, staged file, sha256) and the deletions. It is
-   written to a temporary name, fsynced and renamed: **this rename is the commit point.**
+2. `<bank>/.txn/journal.json` lists (target, staged file, sha256) and the deletions, with its
+   MAC. It is written to a temporary name, fsynced and renamed: **this rename is the commit
+   point.**
 3. Each staged file is renamed over its target, deletions are done, the folders are fsynced.
-4. The journal and `.txn/` are removed.
+4. The journal and what is left of `.txn/` are removed.
 
 Start-up recovery (every bank command, under the lock, before it reads anything): a `.txn/`
 with a journal is rolled forward (step 3 again: a staged file still present is renamed, one
 already renamed is skipped; deleting a missing file is a no-op); a `.txn/` without a journal is
-an uncommitted promotion and is removed. A crash therefore leaves the previous complete state
-or, after recovery, the new complete state, never a mix. A reader that cannot take the lock can
-still see a consistent state through `logical_files`, which overlays a committed journal.
+an uncommitted promotion and is removed (set-aside journals, below, stay). A crash therefore
+leaves the previous complete state or, after recovery, the new complete state, never a mix. A
+reader that cannot take the lock can still see a consistent state through `logical_files`,
+which overlays a committed journal.
+
+Trust (issue 20): a cloned repository can carry a `.txn/` of its own, and rolling a journal
+forward renames and deletes files. A journal is replayed only when ctxward wrote it on this
+machine, for this user, for this bank: it carries an HMAC-SHA256 keyed by the user's secret
+(`ctxward.userstate.secret_key`, outside every repository) over its canonical content and the
+bank's resolved path, so neither a forged journal nor one copied from another project passes.
+It may name only the files a bank transaction writes (`bank_name`) and staged files `NNNN.new`;
+each staged file must still match its sha256, and no symbolic link may stand on the way, at a
+target or at a staged name. Any other journal is refused: moved aside to
+`.txn/refused-journal-<time>-<random>.json` (kept for the user to look at, never read again), and
+the command says so in one line. A `.txn` that is a link or a file is never read through: it is
+left, named in that line by every command, and a commit refuses it. Every rename, removal and
+folder goes through `ctxward.fsutil`.
 
 Concurrency (seed 000 §14): one exclusive lock, `<bank>/.tmp/compress.lock` — `flock` where
 `fcntl` exists, else an `O_CREAT|O_EXCL` lock file with stale-owner detection. Parallel
 promotions serialize; each reads the state its predecessor committed, so nothing is lost. The L1
 staging lock (`compress.stage`) is taken too, so a C8 stage cannot race a promotion that is
-consuming `.tmp/`.
+consuming `.tmp/`. Neither lock file is opened through a symbolic link.
 """
 
 from __future__ import annotations
@@ -30,27 +45,56 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import hmac
 import json
 import os
+import re
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ctxward.bank.markup import has_heading
 from ctxward.errors import CtxwardError
-from ctxward.fsutil import read_regular
+from ctxward.fsutil import (
+    atomic_write,
+    atomic_write_many,
+    ensure_folder,
+    move,
+    open_regular,
+    read_regular,
+    remove,
+)
 
 TXN_DIR = ".txn"
 JOURNAL = "journal.json"
+JOURNAL_VERSION = 2  # 2: with a MAC; a version-1 journal (no MAC) is refused like a forged one
+JOURNAL_LIMIT = 1 << 20  # bytes; a real journal is a few hundred
+REFUSED_PREFIX = "refused-journal-"
 LOCK_FILE = "compress.lock"
+OWNER_FILE = LOCK_FILE + ".owner"
 STALE_TMP_SECONDS = 300  # seed 000 §11: stale `.tmp` files older than 5 minutes
 _TMP_MARKS = (".ctxward-tmp-",)
 _PROTECTED = "_notes"  # ADRs: never touched (seed 000 §10) — except our own _notes/archive/
 _ARCHIVE = ("_notes", "archive")
 _LOCK_POLL = 0.005
 _LOCK_STALE_SECONDS = 600
+_MAC_DOMAIN = b"ctxward memory-bank journal 2\x00"
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+_STAGED = re.compile(r"[0-9]{4}\.new\Z")
+# Every name a bank transaction writes or deletes (promote, trim, close-sprint): 01, 02, the
+# cross-reference index, its ids and archives, the C7 archive, the `.tmp/` files (ZZ artifacts,
+# staged entries). tests/test_bank_txn.py checks each writer's names against it.
+_BANK_NAME = re.compile(
+    r"(?:01-active-context\.md|02-progress-log\.md"
+    r"|_xref/(?:index\.md|_next_id\.json|archive/[0-9]{4}-[0-9]{2}-[0-9]{2}-index\.md)"
+    r"|_notes/archive/[0-9]{4}-[0-9]{2}-compressed-entries\.md"
+    r"|\.tmp/[^./\\\x00][^/\\\x00]{0,254})\Z"
+)
+_LOCK_NAMES = (f".tmp/{LOCK_FILE}", f".tmp/{OWNER_FILE}")
 
 # Test-only fault injection: called with a step name before each durable step of a commit.
 FAULT_HOOK: Callable[[str], None] | None = None
@@ -75,10 +119,14 @@ else:  # pragma: no cover - exercised through `portable=True` on POSIX
 def bank_lock(bank: Path, *, portable: bool = False, timeout: float = 600.0) -> Iterator[None]:
     """Hold the bank's exclusive lock, `<bank>/.tmp/compress.lock` (seed 000 §14)."""
     folder = bank / ".tmp"
-    folder.mkdir(parents=True, exist_ok=True)
+    ensure_folder(folder)  # a `.tmp` (or a folder above it) that is a symbolic link: refused
     path = folder / LOCK_FILE
     if HAVE_FLOCK and not portable:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise CtxwardError(f"{path}: cannot take the memory bank's lock ({why})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -86,13 +134,13 @@ def bank_lock(bank: Path, *, portable: bool = False, timeout: float = 600.0) -> 
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
         return
-    owner = path.with_name(LOCK_FILE + ".owner")
+    owner = folder / OWNER_FILE
     _acquire_exclusive(owner, timeout)
     try:
         yield
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            owner.unlink()
+        with contextlib.suppress(OSError, CtxwardError):
+            remove(owner)
 
 
 def _acquire_exclusive(owner: Path, timeout: float) -> None:
@@ -100,27 +148,38 @@ def _acquire_exclusive(owner: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            # O_EXCL never follows a link: one planted at `owner` is "taken", then found stale
+            fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         except FileExistsError:
             fd = -1
         if fd < 0:
             if _stale_owner(owner):
-                with contextlib.suppress(FileNotFoundError):
-                    owner.unlink()
+                with contextlib.suppress(OSError):
+                    remove(owner)  # a link there is removed, never followed
                 continue
             if time.monotonic() > deadline:
                 raise CtxwardError(f"{owner}: the memory bank stayed locked for {timeout:.0f} s")
             time.sleep(_LOCK_POLL)
             continue
-        with os.fdopen(fd, "w") as handle:
-            handle.write(str(os.getpid()))
+        try:
+            os.write(fd, str(os.getpid()).encode("ascii"))
+        finally:
+            os.close(fd)
         return
 
 
 def _stale_owner(owner: Path) -> bool:
     try:
+        info = os.lstat(owner)
+    except OSError:  # released meanwhile: try the O_EXCL create again (removing now could
+        return False  # remove the owner file another process has just created)
+    if stat.S_ISDIR(info.st_mode):
+        raise CtxwardError(f"{owner}: a folder where the bank's lock owner file belongs")
+    if not stat.S_ISREG(info.st_mode):
+        return True  # a link or a FIFO: never one of ours (O_EXCL creates a regular file)
+    age = time.time() - info.st_mtime
+    try:
         text = read_regular(owner).decode("ascii").strip()
-        age = time.time() - owner.stat().st_mtime
     except (OSError, UnicodeDecodeError):
         return False
     if not text.isdigit():
@@ -129,6 +188,8 @@ def _stale_owner(owner: Path) -> bool:
         os.kill(int(text), 0)
     except ProcessLookupError:
         return True
+    except OverflowError:
+        return True  # no such process id
     except OSError as exc:  # EPERM: alive, someone else's
         return exc.errno != errno.EPERM and age > _LOCK_STALE_SECONDS
     return age > _LOCK_STALE_SECONDS * 6
@@ -150,28 +211,225 @@ def validate(target: Path, data: bytes) -> None:
         raise CtxwardError(f"{target.name}: write validation failed: empty or no heading")
 
 
+def bank_name(rel: object) -> bool:
+    """Whether `rel` is a name a bank transaction may write or delete (a POSIX relative path)."""
+    return isinstance(rel, str) and bool(_BANK_NAME.match(rel)) and rel not in _LOCK_NAMES
+
+
 def _check_target(bank: Path, target: Path) -> str:
-    """`target` relative to the bank; refuses paths outside it and under _notes/ (not archive/)."""
+    """`target` relative to the bank; refuses paths outside it, under _notes/ (not archive/),
+    and any name a bank transaction does not write."""
     try:
         rel = target.relative_to(bank)
     except ValueError:
         raise ValueError(f"{target}: outside the memory bank {bank}") from None
     parts = rel.parts
-    if not parts or ".." in parts or parts[0] == TXN_DIR:
-        raise ValueError(f"{target}: not a bank file")
-    if parts[0] == _PROTECTED and tuple(parts[:2]) != _ARCHIVE:
+    if parts and parts[0] == _PROTECTED and tuple(parts[:2]) != _ARCHIVE:
         raise ValueError(f"{rel}: _notes/ is never touched (seed 000 §10)")
+    if not bank_name(rel.as_posix()):
+        raise ValueError(f"{target}: not a memory-bank file")
     return rel.as_posix()
 
 
+def _kind(path: Path) -> str | None:
+    """What is at `path`, without following a link: None (nothing), "file", or a description."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+# -- the journal and its trust -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    target: str  # bank-relative
+    staged: str  # a name in .txn/
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    writes: tuple[Write, ...]
+    deletes: tuple[str, ...]
+
+    def body(self) -> dict[str, object]:
+        """The content the MAC covers."""
+        return {
+            "version": JOURNAL_VERSION,
+            "writes": [
+                {"target": w.target, "staged": w.staged, "sha256": w.sha256} for w in self.writes
+            ],
+            "deletes": list(self.deletes),
+        }
+
+
+class Untrusted(Exception):
+    """A journal ctxward will not replay; the message says why, in a few words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A journal (or a `.txn` that is not a folder) that was not replayed."""
+
+    path: Path
+    reason: str
+    kept_as: Path | None  # where it was set aside; None: left in place (it is ignored)
+
+    def describe(self, relative: Callable[[Path], str]) -> str:
+        where = (
+            f"set aside as {relative(self.kept_as)}"
+            if self.kept_as is not None
+            else "left in place and ignored"
+        )
+        return f"{relative(self.path)}: not replayed ({self.reason}); {where}"
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    action: str | None  # "rolled forward", "rolled back" or None
+    refused: Refused | None = None
+
+
+def journal_mac(key: bytes, bank: Path, body: Mapping[str, object]) -> str:
+    """The HMAC-SHA256 of a journal's canonical content, bound to the bank's resolved path."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    message = _MAC_DOMAIN + os.fsencode(os.path.realpath(bank)) + b"\x00" + canonical.encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def _existing_key() -> bytes | None:
+    """This user's key when it exists: with none there is no journal of ours to check, and
+    checking one creates nothing in the user's home."""
+    from ctxward import userstate
+
+    if not os.path.lexists(userstate.state_dir() / userstate.KEY_FILE):
+        return None
+    return userstate.secret_key()
+
+
+def _shown(value: object) -> str:
+    """A name from a journal, safe in a one-line message (escaped, cut)."""
+    text = ascii(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _parsed(raw: bytes, bank: Path) -> Journal:
+    """The journal in `raw` when its MAC is right and every name is a bank name; else Untrusted."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise Untrusted("not JSON") from None
+    if not isinstance(value, dict):
+        raise Untrusted("not a JSON object")
+    if "mac" not in value:
+        raise Untrusted("no MAC: not written by ctxward on this machine")
+    mac, writes, deletes = value["mac"], value.get("writes"), value.get("deletes")
+    if not (
+        set(value) == {"version", "writes", "deletes", "mac"}
+        and type(value["version"]) is int
+        and isinstance(mac, str)
+        and _HEX64.match(mac) is not None  # compare_digest raises on a non-ASCII str
+        and isinstance(writes, list)
+        and isinstance(deletes, list)
+    ):
+        raise Untrusted("not a ctxward journal: unexpected fields or types")
+    if not all(isinstance(item, str) for item in deletes) or not all(
+        isinstance(item, dict)
+        and set(item) == {"target", "staged", "sha256"}
+        and all(isinstance(part, str) for part in item.values())
+        for item in writes
+    ):
+        raise Untrusted("not a ctxward journal: unexpected fields or types")
+    journal = Journal(
+        tuple(Write(item["target"], item["staged"], item["sha256"]) for item in writes),
+        tuple(deletes),
+    )
+    key = _existing_key()
+    expected = journal_mac(key, bank, journal.body()) if key is not None else ""
+    if value["version"] != JOURNAL_VERSION or not hmac.compare_digest(expected, mac):
+        raise Untrusted("its MAC does not match: not written by ctxward for this bank here")
+    # The MAC says ctxward wrote it; the names are checked all the same (a bug, an old version).
+    for write in journal.writes:
+        if not bank_name(write.target):
+            raise Untrusted(f"names {_shown(write.target)}, not a memory-bank file")
+        if not _STAGED.match(write.staged) or not _HEX64.match(write.sha256):
+            raise Untrusted(f"names {_shown(write.staged)} as a staged file")
+    for rel in journal.deletes:
+        if not bank_name(rel):
+            raise Untrusted(f"deletes {_shown(rel)}, not a memory-bank file")
+    if len({w.staged for w in journal.writes}) != len(journal.writes):
+        raise Untrusted("names a staged file twice")
+    return journal
+
+
+def _way_is_plain(bank: Path, rel: str) -> None:
+    """Untrusted when a folder on the way from the bank to `rel` is a link or not a folder."""
+    current = bank
+    for part in rel.split("/")[:-1]:
+        current = current / part
+        kind = _kind(current)
+        if kind is None:
+            return  # made by the roll-forward, one real folder at a time
+        if kind != "a folder":
+            raise Untrusted(f"{_shown(rel)}: {_shown(current.name)} on the way is {kind}")
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(open_regular(path), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_on_disk(bank: Path, journal: Journal) -> None:
+    """Untrusted unless every rename and deletion can be done with no link followed."""
+    folder = bank / TXN_DIR
+    for write in journal.writes:
+        _way_is_plain(bank, write.target)
+        kind = _kind(bank / write.target)
+        if kind not in (None, "file"):
+            raise Untrusted(f"{write.target} is {kind}")
+        staged = _kind(folder / write.staged)
+        if staged is None:
+            continue  # renamed already, by the roll-forward that was interrupted
+        if staged != "file":
+            raise Untrusted(f"the staged {write.staged} is {staged}")
+        try:
+            matches = _sha256_of(folder / write.staged) == write.sha256
+        except OSError as exc:
+            raise Untrusted(f"the staged {write.staged} cannot be read ({exc.strerror})") from None
+        if not matches:
+            raise Untrusted(f"the staged {write.staged} does not match its sha256")
+    for rel in journal.deletes:
+        _way_is_plain(bank, rel)
+        if _kind(bank / rel) == "a folder":
+            raise Untrusted(f"{rel} is a folder")
+
+
+def _trusted(bank: Path) -> Journal:
+    """The bank's committed journal, checked (MAC, names, what is on disk); else Untrusted."""
+    try:
+        raw = read_regular(bank / TXN_DIR / JOURNAL, limit=JOURNAL_LIMIT)
+    except OSError as exc:
+        raise Untrusted(f"cannot be read: {exc.strerror or exc}") from None
+    journal = _parsed(raw, bank)
+    _check_on_disk(bank, journal)
+    return journal
+
+
 # -- commit and recovery -------------------------------------------------------------------------
-
-
-def _fsync_file(path: Path, data: bytes) -> None:
-    with open(path, "xb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -196,121 +454,172 @@ def commit(
         rel = _check_target(bank, target)
         data = content.encode("utf-8") if isinstance(content, str) else content
         validate(target, data)
-        if target.is_symlink():
+        kind = _kind(target)
+        if kind == "a symbolic link":
             raise CtxwardError(f"{rel}: refusing to write through a symbolic link")
-        if target.exists() and not target.is_file():
+        if kind not in (None, "file"):
             raise CtxwardError(
                 f"{rel}: not a regular file (a folder, a FIFO?); refusing to replace it"
             )
-        if target.is_file() and read_regular(target) == data:
+        if kind == "file" and read_regular(target) == data:
             continue
         staged.append((rel, data))
     removed = [
-        _check_target(bank, target) for target in deletes if target.is_file() or target.is_symlink()
+        _check_target(bank, target)
+        for target in deletes
+        if _kind(target) in ("file", "a symbolic link")  # a link is removed, never followed
     ]
     if not staged and not removed:
         return []
+    from ctxward.userstate import secret_key
+
+    key = secret_key()  # before anything is written: a key that cannot be made fails here
     folder = bank / TXN_DIR
-    if folder.exists():
+    entries = [
+        Write(rel, f"{index:04d}.new", hashlib.sha256(data).hexdigest())
+        for index, (rel, data) in enumerate(staged)
+    ]
+    journal = Journal(tuple(entries), tuple(removed))
+    body = journal.body()
+    signed = json.dumps({**body, "mac": journal_mac(key, bank, body)}, indent=1).encode()
+    if len(signed) > JOURNAL_LIMIT:  # recovery would refuse it: never write one
+        raise CtxwardError(f"{folder}: too many deletions ({len(removed):,}) for one transaction")
+    ensure_folder(folder)  # refuses a `.txn` that is a link, or a file
+    if any(not _kept(entry) for entry in _entries(folder)):
         raise CtxwardError(f"{folder}: an unrecovered transaction is in the way")
-    folder.mkdir(parents=True)
     _fault("begin")
-    entries = []
-    for index, (rel, data) in enumerate(staged):
-        name = f"{index:04d}.new"
-        _fsync_file(folder / name, data)
-        if read_regular(folder / name) != data:
-            raise CtxwardError(f"{rel}: read-back of the staged file did not match")
-        entries.append({"target": rel, "staged": name, "sha256": hashlib.sha256(data).hexdigest()})
-        _fault("staged")
-    journal = {"version": 1, "writes": entries, "deletes": removed}
-    _fsync_file(folder / (JOURNAL + ".part"), json.dumps(journal, indent=1).encode("utf-8"))
+    # fsynced and read back; one folder fsync for them all (the journal's follows)
+    atomic_write_many(
+        [(folder / entry.staged, data) for entry, (_, data) in zip(entries, staged, strict=True)]
+    )
+    _fault("staged")
     _fault("journal-written")
-    os.replace(folder / (JOURNAL + ".part"), folder / JOURNAL)
-    _fsync_dir(folder)
+    atomic_write(folder / JOURNAL, signed)  # its rename: the commit point
     _fault("committed")
     _apply(bank, journal)
-    return [entry["target"] for entry in entries] + removed
+    return [entry.target for entry in entries] + removed
 
 
-def _apply(bank: Path, journal: Mapping[str, object]) -> None:
-    """Roll a committed journal forward (idempotent), then remove it."""
+def _apply(bank: Path, journal: Journal) -> None:
+    """Roll a checked journal forward (idempotent), then remove it."""
     folder = bank / TXN_DIR
     dirs: set[Path] = set()
-    for entry in _writes(journal):
-        target = bank / entry["target"]
-        _check_target(bank, target)
-        staged = folder / entry["staged"]
-        if staged.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, target)
+    try:
+        for write in journal.writes:
+            staged = folder / write.staged
+            if not os.path.lexists(staged):
+                continue
+            target = bank / write.target
+            ensure_folder(target.parent)
+            move(staged, target)
             dirs.add(target.parent)
             _fault("renamed")
-    for rel in _deletes(journal):
-        target = bank / rel
-        _check_target(bank, target)
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-            dirs.add(target.parent)
-            _fault("deleted")
+        for rel in journal.deletes:
+            target = bank / rel
+            if os.path.lexists(target):
+                remove(target)  # a link is removed, never followed
+                dirs.add(target.parent)
+                _fault("deleted")
+    except OSError as exc:
+        raise CtxwardError(
+            f"{folder / JOURNAL}: the interrupted bank transaction could not be finished "
+            f"({exc.strerror or exc}); it is kept, and the next bank command tries again"
+        ) from None
     for parent in sorted(dirs):
         _fsync_dir(parent)
     _fault("applied")
-    shutil.rmtree(folder)
+    remove(folder / JOURNAL)  # the transaction is complete
+    _clear(folder)
     _fsync_dir(bank)
 
 
-def _writes(journal: Mapping[str, object]) -> list[dict[str, str]]:
-    raw = journal.get("writes")
-    if not isinstance(raw, list):
-        return []
-    return [
-        {"target": str(item["target"]), "staged": str(item["staged"])}
-        for item in raw
-        if isinstance(item, dict) and "target" in item and "staged" in item
-    ]
-
-
-def _deletes(journal: Mapping[str, object]) -> list[str]:
-    raw = journal.get("deletes")
-    return [str(item) for item in raw] if isinstance(raw, list) else []
-
-
-def _read_journal(bank: Path) -> dict[str, object] | None:
-    path = bank / TXN_DIR / JOURNAL
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
     try:
-        value = json.loads(read_regular(path))
-    except (OSError, ValueError, RecursionError):  # a FIFO too: `read_regular` never waits
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
+
+
+def _kept(entry: os.DirEntry[str]) -> bool:
+    """A refused journal that was set aside: left for the user, never read again."""
+    return entry.name.startswith(REFUSED_PREFIX) and entry.is_file(follow_symlinks=False)
+
+
+def _clear(folder: Path) -> bool:
+    """Remove what an unfinished transaction left in `.txn/` (set-aside journals stay), and the
+    folder once empty; return whether anything was removed."""
+    removed = False
+    for entry in _entries(folder):
+        if _kept(entry):
+            continue
+        with contextlib.suppress(OSError, CtxwardError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)  # never follows a link inside it
+            else:
+                remove(entry.path)
+            removed = True
+    with contextlib.suppress(OSError, CtxwardError):
+        ensure_folder(folder)  # checks the way: no link to follow
+        if not _entries(folder):
+            os.rmdir(folder)  # an empty real folder only; fsutil has no remover for folders
+    return removed
+
+
+def _set_aside(journal: Path) -> Path | None:
+    """Move a refused journal beside itself under a name that says so; None when it cannot be."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    kept = journal.with_name(f"{REFUSED_PREFIX}{stamp}-{os.urandom(4).hex()}.json")
+    try:
+        move(journal, kept)
+    except (OSError, CtxwardError):
         return None
-    return value if isinstance(value, dict) else None
+    return kept
 
 
-def recover(bank: Path) -> str | None:
-    """Finish or undo an interrupted transaction: "rolled forward", "rolled back" or None."""
+def recover(bank: Path, *, replay: bool = True) -> Recovery:
+    """Finish or undo an interrupted transaction; set aside a journal ctxward did not write.
+
+    With `replay=False` only the refusal is done (a trusted journal and leftovers stay for the
+    next full recovery).
+    """
     folder = bank / TXN_DIR
-    if not folder.exists():
-        return None
-    journal = _read_journal(bank)
-    if journal is None:
-        shutil.rmtree(folder, ignore_errors=True)
-        _fsync_dir(bank)
-        return "rolled back"
+    kind = _kind(folder)
+    if kind is None:
+        return Recovery(None)
+    if kind != "a folder":
+        return Recovery(None, Refused(folder, f"{kind}, not a folder ctxward made", None))
+    journal_path = folder / JOURNAL
+    if _kind(journal_path) != "file":
+        # No journal (an uncommitted transaction), or something ctxward never renames into
+        # place (a FIFO, a link, a folder): undone.
+        if not replay:
+            return Recovery(None)
+        return Recovery("rolled back" if _clear(folder) else None)
+    try:
+        journal = _trusted(bank)
+    except Untrusted as exc:
+        kept = _set_aside(journal_path)
+        if kept is not None:
+            _clear(folder)  # its staged files go with it: nothing of them is ever applied
+        return Recovery(None, Refused(journal_path, str(exc), kept))
+    if not replay:
+        return Recovery(None)
     _apply(bank, journal)
-    return "rolled forward"
+    return Recovery("rolled forward")
 
 
 def logical_files(bank: Path, names: Sequence[str]) -> dict[str, bytes | None]:
-    """The bank files `names` as a reader sees them: a committed journal's files win.
+    """The bank files `names` as a reader sees them: a committed, trusted journal's files win.
 
     Read-only (no recovery, no lock): what `recover` would leave.
     """
-    journal = _read_journal(bank)
-    staged = {}
-    if journal is not None:
-        staged = {entry["target"]: entry["staged"] for entry in _writes(journal)}
-        deleted = set(_deletes(journal))
-    else:
-        deleted = set()
+    journal: Journal | None = None
+    if _kind(bank / TXN_DIR) == "a folder" and _kind(bank / TXN_DIR / JOURNAL) == "file":
+        with contextlib.suppress(Untrusted, CtxwardError):
+            journal = _trusted(bank)
+    staged = {w.target: w.staged for w in journal.writes} if journal else {}
+    deleted = set(journal.deletes) if journal else set()
     out: dict[str, bytes | None] = {}
     for name in names:
         data: bytes | None = None
@@ -331,12 +640,13 @@ def remove_stale_tmp(bank: Path, now: float | None = None) -> list[str]:
     """Remove leftover temporary files (`*.tmp`, `*.ctxward-tmp-*`) older than 5 minutes.
 
     Looks in the bank's own folders; `_notes/` is skipped (ADRs), except `_notes/archive/`.
+    Only regular files are removed: a linked folder is not entered, a link is left alone.
     """
     cutoff = (time.time() if now is None else now) - STALE_TMP_SECONDS
     removed: list[str] = []
-    if not bank.is_dir():
+    if _kind(bank) != "a folder":
         return removed
-    for folder, subdirs, files in os.walk(bank):
+    for folder, subdirs, files in os.walk(bank):  # followlinks=False: links are not entered
         here = Path(folder)
         rel = here.relative_to(bank).parts
         if rel[:1] == (_PROTECTED,) and tuple(rel[:2]) != _ARCHIVE:
@@ -347,8 +657,9 @@ def remove_stale_tmp(bank: Path, now: float | None = None) -> list[str]:
             if not (name.endswith(".tmp") or any(mark in name for mark in _TMP_MARKS)):
                 continue
             path = here / name
-            with contextlib.suppress(OSError):
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
+            with contextlib.suppress(OSError, CtxwardError):
+                info = os.lstat(path)
+                if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                    remove(path)
                     removed.append(path.relative_to(bank).as_posix())
     return removed

@@ -12,17 +12,28 @@ from ctxward.errors import EXIT_ERROR
 
 
 @click.group("bank", cls=Group)
-def bank() -> None:
+@click.pass_context
+def bank(ctx: click.Context) -> None:
     """The L2 memory bank: budgeted promotion at phase gates (seed 000 §6–18).
 
     The bank is .ctxward/memory-bank/ (.pantheon/memory-bank/ under `preset: pantheon`).
     Every command takes the bank's lock and finishes or undoes an interrupted promotion first.
+    A transaction journal ctxward did not write on this machine for this bank (one a clone
+    carried) is never replayed: it is set aside in .txn/ with one warning line, and the command
+    does its own work and exits with its own code.
 
     \b
     Example:
         ctxward bank promote --phase 2 --to aphrodite
         ctxward bank context --phase 2
     """
+    from ctxward.bank.state import refuse_untrusted
+
+    # A journal a clone carried (or one from another project) is never replayed: it is set
+    # aside with one warning line, and the command goes on with its own work and exit code.
+    refused = refuse_untrusted(project_of(ctx))
+    if refused:
+        click.echo(f"ctxward: warning: {refused}", err=True)
 
 
 @bank.command("promote")
