@@ -154,14 +154,26 @@ def tree(folder: Path) -> dict[str, tuple[str, bytes]]:
     return found
 
 
+# ctxward's own per-user folders (the trust records and key, the template cache): the one place
+# outside a project it writes, on purpose.
+OWN_USER_FOLDERS = (".local/state/ctxward", ".cache/ctxward")
+
+
 @contextlib.contextmanager
-def untouched(*folders: Path) -> Iterator[None]:
-    """Fail when the body creates, changes or removes anything below one of `folders`."""
+def untouched(*folders: Path, allowed: tuple[str, ...] = ()) -> Iterator[None]:
+    """Fail when the body creates, changes or removes anything below one of `folders`, except
+    below the relative paths `allowed` (and the folders leading to them)."""
+
+    def kept(rel: str) -> bool:
+        return not any(
+            rel == own or rel.startswith(own + "/") or own.startswith(rel + "/") for own in allowed
+        )
+
     before = [tree(folder) for folder in folders]
     yield
     for folder, was in zip(folders, before, strict=True):
         now = tree(folder)
-        differ = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+        differ = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k) and kept(k))
         assert not differ, f"outside the project, below {folder}: {differ[:10]} changed"
 
 

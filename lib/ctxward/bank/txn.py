@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxward.bank.markup import has_heading
+from ctxward.confine import refuse_links_to
 from ctxward.errors import CtxwardError
 from ctxward.fsutil import (
     atomic_write,
@@ -374,15 +375,9 @@ def _parsed(raw: bytes, bank: Path) -> Journal:
 
 
 def _way_is_plain(bank: Path, rel: str) -> None:
-    """Untrusted when a folder on the way from the bank to `rel` is a link or not a folder."""
-    current = bank
-    for part in rel.split("/")[:-1]:
-        current = current / part
-        kind = _kind(current)
-        if kind is None:
-            return  # made by the roll-forward, one real folder at a time
-        if kind != "a folder":
-            raise Untrusted(f"{_shown(rel)}: {_shown(current.name)} on the way is {kind}")
+    """Untrusted when a folder on the way from the bank to `rel` is a link or not a folder
+    (missing ones pass: the roll-forward makes them, one real folder at a time)."""
+    refuse_links_to(bank / rel, error=Untrusted)
 
 
 def _sha256_of(path: Path) -> str:
