@@ -706,9 +706,12 @@ class _Session:
             raise CtxwardError(
                 f"{self.log_path}: not a regular file (a FIFO?); the call is not observed"
             ) from None
-        import fcntl
-
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            import fcntl
+        except ImportError:  # no flock here: O_APPEND keeps each line whole; the window may race
+            pass
+        else:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
         saved = self._read_state()  # again: another call may have written it while we waited
         try:
             if saved is None or saved.get("off"):

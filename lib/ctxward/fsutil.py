@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import os
 import stat
@@ -256,21 +255,13 @@ def sweep_after_writes(state_dir: Path, plans_dir: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def locked(target: Path, locks_dir: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock for `target` (lock files live in `locks_dir`)."""
+    """Hold an exclusive lock for `target` (lock files live in `locks_dir`; `ctxward.lock`)."""
+    from ctxward.lock import exclusive
+
     ensure_folder(locks_dir)
     key = hashlib.sha256(str(target.resolve()).encode("utf-8")).hexdigest()[:24]
-    try:
-        fd = os.open(locks_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise CtxwardError(f"{locks_dir / key}.lock: refusing a symbolic link") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with exclusive(locks_dir / f"{key}.lock"):
         yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def open_regular(path: str | os.PathLike[str], *, follow_links: bool = False) -> int:

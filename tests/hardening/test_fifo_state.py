@@ -341,8 +341,8 @@ def test_drift_reads_a_log_beside_a_fifo_state(root: Path) -> None:
 
 
 def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
-    from ctxward import compress, pending, transcript
-    from ctxward.bank import archive, txn
+    from ctxward import compress, lock, pending, transcript
+    from ctxward.bank import archive
     from ctxward.errors import BadInput, CtxwardError
 
     fifo = tmp_path / "fifo"
@@ -356,7 +356,7 @@ def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
             transcript.audit_file(fifo)
         with pytest.raises(BadInput, match="cannot read: not a regular file"):
             archive.read(fifo)
-        assert txn._stale_owner(fifo) is True  # never a lock owner ctxward made: broken
+        assert lock.stale_owner(fifo) is True  # never a lock owner ctxward made: broken
 
     # pending.take claims the entry by a rename after its is_file() test: a FIFO swapped in
     # by then is reported and removed, like any file that is not a pending entry.

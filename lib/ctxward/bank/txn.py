@@ -43,7 +43,6 @@ consuming `.tmp/`. Neither lock file is opened through a symbolic link.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import hmac
 import json
@@ -51,7 +50,6 @@ import os
 import re
 import shutil
 import stat
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,6 +67,7 @@ from ctxward.fsutil import (
     read_regular,
     remove,
 )
+from ctxward.lock import OWNER_SUFFIX, exclusive
 
 TXN_DIR = ".txn"
 JOURNAL = "journal.json"
@@ -76,13 +75,11 @@ JOURNAL_VERSION = 2  # 2: with a MAC; a version-1 journal (no MAC) is refused li
 JOURNAL_LIMIT = 1 << 20  # bytes; a real journal is a few hundred
 REFUSED_PREFIX = "refused-journal-"
 LOCK_FILE = "compress.lock"
-OWNER_FILE = LOCK_FILE + ".owner"
+OWNER_FILE = LOCK_FILE + OWNER_SUFFIX
 STALE_TMP_SECONDS = 300  # seed 000 §11: stale `.tmp` files older than 5 minutes
 _TMP_MARKS = (".ctxward-tmp-",)
 _PROTECTED = "_notes"  # ADRs: never touched (seed 000 §10) — except our own _notes/archive/
 _ARCHIVE = ("_notes", "archive")
-_LOCK_POLL = 0.005
-_LOCK_STALE_SECONDS = 600
 _MAC_DOMAIN = b"ctxward memory-bank journal 2\x00"
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _STAGED = re.compile(r"[0-9]{4}\.new\Z")
@@ -108,92 +105,14 @@ def _fault(step: str) -> None:
 
 # -- lock ----------------------------------------------------------------------------------------
 
-if sys.platform != "win32":
-    import fcntl
-
-    HAVE_FLOCK = True
-else:  # pragma: no cover - exercised through `portable=True` on POSIX
-    HAVE_FLOCK = False
-
 
 @contextlib.contextmanager
 def bank_lock(bank: Path, *, portable: bool = False, timeout: float = 600.0) -> Iterator[None]:
     """Hold the bank's exclusive lock, `<bank>/.tmp/compress.lock` (seed 000 §14)."""
     folder = bank / ".tmp"
     ensure_folder(folder)  # a `.tmp` (or a folder above it) that is a symbolic link: refused
-    path = folder / LOCK_FILE
-    if HAVE_FLOCK and not portable:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-        except OSError as exc:
-            why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
-            raise CtxwardError(f"{path}: cannot take the memory bank's lock ({why})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-        return
-    owner = folder / OWNER_FILE
-    _acquire_exclusive(owner, timeout)
-    try:
+    with exclusive(folder / LOCK_FILE, portable=portable, timeout=timeout):
         yield
-    finally:
-        with contextlib.suppress(OSError, CtxwardError):
-            remove(owner)
-
-
-def _acquire_exclusive(owner: Path, timeout: float) -> None:
-    """The portable lock: create `owner` with O_EXCL; break it when its process is gone."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            # O_EXCL never follows a link: one planted at `owner` is "taken", then found stale
-            fd = os.open(owner, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        except FileExistsError:
-            fd = -1
-        if fd < 0:
-            if _stale_owner(owner):
-                with contextlib.suppress(OSError):
-                    remove(owner)  # a link there is removed, never followed
-                continue
-            if time.monotonic() > deadline:
-                raise CtxwardError(f"{owner}: the memory bank stayed locked for {timeout:.0f} s")
-            time.sleep(_LOCK_POLL)
-            continue
-        try:
-            os.write(fd, str(os.getpid()).encode("ascii"))
-        finally:
-            os.close(fd)
-        return
-
-
-def _stale_owner(owner: Path) -> bool:
-    try:
-        info = os.lstat(owner)
-    except OSError:  # released meanwhile: try the O_EXCL create again (removing now could
-        return False  # remove the owner file another process has just created)
-    if stat.S_ISDIR(info.st_mode):
-        raise CtxwardError(f"{owner}: a folder where the bank's lock owner file belongs")
-    if not stat.S_ISREG(info.st_mode):
-        return True  # a link or a FIFO: never one of ours (O_EXCL creates a regular file)
-    age = time.time() - info.st_mtime
-    try:
-        text = read_regular(owner).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not text.isdigit():
-        return age > 5  # a writer that died between create and write
-    try:
-        os.kill(int(text), 0)
-    except ProcessLookupError:
-        return True
-    except OverflowError:
-        return True  # no such process id
-    except OSError as exc:  # EPERM: alive, someone else's
-        return exc.errno != errno.EPERM and age > _LOCK_STALE_SECONDS
-    return age > _LOCK_STALE_SECONDS * 6
 
 
 # -- validation ----------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ def bank(ctx: click.Context) -> None:
 
     # A journal a clone carried (or one from another project) is never replayed: it is set
     # aside with one warning line, and the command goes on with its own work and exit code.
-    refused = refuse_untrusted(project_of(ctx))
+    project = project_of(ctx, anywhere=True)  # each subcommand decides whether it writes
+    refused = refuse_untrusted(project) if project.anchored else None
     if refused:
         click.echo(f"ctxward: warning: {refused}", err=True)
 
