@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test e2e lint bench clean
+.PHONY: demo test e2e lint bench release-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ lint: $(STAMP)
 # Every benchmark in bench/, one report: docs/BENCHMARKS.md (about 3 min; QUICK=1: about 1 min).
 bench: $(STAMP)
 	$(BIN)/python bench/report.py $(if $(QUICK),--quick,)
+
+# What .github/workflows/release.yml runs on a tag: build the sdist and wheel, twine check,
+# install the wheel in a fresh venv (dependencies from the index) and smoke-test it (about 30 s).
+release-check: $(STAMP)
+	$(BIN)/python scripts/release_check.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
