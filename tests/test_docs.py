@@ -1,4 +1,5 @@
-"""The README stays true: the demo output it shows is the real one, and every command is in it."""
+"""The docs stay true: the demo output they show is the real one, every command is in the
+README, every page the README links to exists, and the configuration example is a valid config."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+COMPACTION = REPO / "docs" / "compaction.md"  # the page that shows the demo's real output
+STATE = REPO / "docs" / "state.md"  # the page with the configuration example
 DEMO_BLOCK = re.compile(r"```text\n(ctxward demo:.*?)```", re.DOTALL)
 # What legitimately differs between two demo runs: times, hashes, durations.
 VOLATILE = [
@@ -28,18 +32,25 @@ def normalise(text: str) -> str:
     return text
 
 
-def test_readme_shows_the_real_demo_output(request: pytest.FixtureRequest) -> None:
-    readme = README.read_text(encoding="utf-8")
-    match = DEMO_BLOCK.search(readme)
-    assert match, "README.md has no ```text block starting with the demo's first line"
+def test_the_docs_show_the_real_demo_output(request: pytest.FixtureRequest) -> None:
+    page = COMPACTION.read_text(encoding="utf-8")
+    match = DEMO_BLOCK.search(page)
+    assert match, "docs/compaction.md has no ```text block starting with the demo's first line"
     result = CliRunner().invoke(cli, ["demo"])
     assert result.exit_code == 0, result.output
     if request.config.getoption("--update-golden"):
-        README.write_text(readme.replace(match.group(1), result.output), encoding="utf-8")
+        COMPACTION.write_text(page.replace(match.group(1), result.output), encoding="utf-8")
         return
     assert normalise(match.group(1)) == normalise(result.output), (
-        "README's demo output is stale: pytest tests/test_docs.py --update-golden, then review"
+        "the demo output in docs/compaction.md is stale: "
+        "pytest tests/test_docs.py --update-golden, then review"
     )
+
+
+def test_every_page_the_docs_link_to_exists() -> None:
+    for page in (README, *sorted((REPO / "docs").glob("*.md"))):
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.name} links to a missing {target}"
 
 
 def _command_paths(group: click.Group, prefix: str = "ctxward") -> list[str]:
@@ -66,14 +77,14 @@ def test_the_readme_shows_the_two_set_up_commands() -> None:
     assert "make test" in readme
 
 
-def test_the_readme_configuration_example_is_a_valid_config(tmp_path: Path) -> None:
+def test_the_configuration_example_is_a_valid_config(tmp_path: Path) -> None:
     import yaml
 
     from ctxward.config import parse
 
-    readme = README.read_text(encoding="utf-8")
-    section = readme[readme.index("## Configuration") :]
+    page = STATE.read_text(encoding="utf-8")
+    section = page[page.index("## Configuration") :]
     block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
-    assert block, "no ```yaml block in README's Configuration section"
-    settings = parse(yaml.safe_load(block.group(1)), "README.md")
+    assert block, "no ```yaml block in docs/state.md's Configuration section"
+    settings = parse(yaml.safe_load(block.group(1)), "docs/state.md")
     assert settings.dispatch.capacity_by_agent == {"Explore": 131072}

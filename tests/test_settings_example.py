@@ -89,10 +89,10 @@ def test_settings_example_calls_the_argv_free_entry_point():
             assert 0 < hook["timeout"] <= 60
 
 
-def test_the_readme_quickstart_shows_settings_example_json():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"merge `settings\.example\.json`.*?```json\n(.*?)```", readme, re.DOTALL)
-    assert found, "README's Quickstart has no ```json block after 'merge `settings.example.json`'"
+def test_the_install_page_shows_settings_example_json():
+    page = (REPO / "docs" / "install.md").read_text(encoding="utf-8")
+    found = re.search(r"merge `settings\.example\.json`.*?```json\n(.*?)```", page, re.DOTALL)
+    assert found, "docs/install.md has no ```json block after 'merge `settings.example.json`'"
     assert json.loads(found.group(1)) == load("settings.example.json")
 
 
