@@ -209,9 +209,8 @@ def input_files(cli_root: Path) -> dict[str, str]:
     return paths
 
 
-# A FIFO named on the command line is read the way `cat` reads one (so that process
-# substitution, `ctxward dispatch check <(make-prompt)`, works): it is not among the inputs.
-# FIFOs where ctxward opens files on its own (plans, state) are: test_readers_of_a_*.
+# A FIFO or a device named on the command line is refused at once (test_hostile_inputs.py);
+# FIFOs where ctxward opens files on its own (plans, state) are tested in test_fifo_state.py.
 FAST_FILES = ["deep-json", "lone-surrogate", "transcript-surrogates", "yaml-bomb", "not-utf8"]
 
 
