@@ -142,6 +142,7 @@ def test_activate_json(invoke, make_skill):
         "rules": ["one", "two"],
         "replaced": False,
         "branch": "main",
+        "trusted": True,
     }
 
 
@@ -180,10 +181,10 @@ def test_plan_list(invoke, plans):
 
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD"]
+    assert lines[0].split() == ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "TRUSTED"]
     assert [line.split() for line in lines[1:]] == [
-        ["one", "alpha,beta", "3", "main", "missing"],
-        ["two", "beta", "1", "main", "missing"],
+        ["one", "alpha,beta", "3", "main", "missing", "yes"],
+        ["two", "beta", "1", "main", "missing", "yes"],
     ]
 
 
@@ -220,6 +221,7 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "branches": ["main"],
             "payload": "fresh",
             "path": "docs/plans/one/invariants.md",
+            "trusted": True,
         },
         {
             "slug": "two",
@@ -228,6 +230,7 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "branches": ["main"],
             "payload": "stale",
             "path": "docs/plans/two/invariants.md",
+            "trusted": True,
         },
     ]
 

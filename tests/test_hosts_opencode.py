@@ -21,6 +21,7 @@ from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, run
 from ctxward.hosts import adapter_for, opencode
 from ctxward.project import Project
+from ctxward.trust import records_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "opencode"
 RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions", "alpha: cite x:1"]
@@ -325,6 +326,7 @@ def test_sessionstart_context_becomes_system_and_names_what_to_watch(project, pl
             str(plan),
             str(plan / "invariants.md"),
             str(project / ".ctxward" / "config.yaml"),
+            str(records_dir()),
         ],
     }
 
@@ -333,7 +335,11 @@ def test_sessionstart_with_nothing_to_say_still_names_what_to_watch(project):
     rendered = opencode.render_outcome(event_named("SessionStart", project), Outcome())
 
     assert json.loads(rendered) == {
-        "watch": [str(project / "docs" / "plans"), str(project / ".ctxward" / "config.yaml")]
+        "watch": [
+            str(project / "docs" / "plans"),
+            str(project / ".ctxward" / "config.yaml"),
+            str(records_dir()),
+        ]
     }
 
 
