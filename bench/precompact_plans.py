@@ -62,6 +62,8 @@ def measure(counts: list[int], runs: int) -> dict[str, object]:
     rows = []
     baseline: list[float] = []
     with tempfile.TemporaryDirectory(prefix="ctxward-plans-") as folder:
+        # `activate` trusts each plan it writes: keep those records out of the real user's state.
+        os.environ["XDG_STATE_HOME"] = str(Path(folder).resolve() / "state")
         for count in counts:
             root = Path(folder).resolve() / f"p{count}"
             make_project(root, count)

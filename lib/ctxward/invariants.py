@@ -418,7 +418,7 @@ def scan_plans(project: Project) -> tuple[list[Path], list[str]]:
         except OSError:  # no docs/plans/ (or one we may not look at): no plans
             return [], []
         if stat.S_ISLNK(mode):
-            return [], [f"{project.relative(where)}: {_LINK_REFUSED} (no plan is read through it)"]
+            return [], [f"{project.relative(where)}: {_LINK_REFUSED}"]
         if not stat.S_ISDIR(mode):
             return [], []
     try:
@@ -455,7 +455,7 @@ def scan_plans(project: Project) -> tuple[list[Path], list[str]]:
     return folders, problems
 
 
-_LINK_REFUSED = "a symbolic link; ctxward follows none out of a plan folder"
+_LINK_REFUSED = "a symbolic link; refused (ctxward reads no plan through a link)"
 
 
 def load_plans(project: Project) -> list[Plan]:
@@ -507,7 +507,7 @@ def find_plan(project: Project, slug: str) -> Plan:
     folder = project.plans_dir / slug
     if not (folder / INVARIANTS_FILE).is_file():
         raise BadInput(f"no active plan {slug!r} (no {project.relative(folder)}/{INVARIANTS_FILE})")
-    return load_plan(folder)
+    return load_plan(folder, project.relative(folder / INVARIANTS_FILE))
 
 
 # --- distillation -----------------------------------------------------------------------------

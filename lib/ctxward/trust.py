@@ -77,11 +77,14 @@ def trusted_split(
     """The plans whose current content is trusted here, and the others, each in order."""
     if not plans:
         return [], []
+    from ctxward.invariants import INVARIANTS_FILE  # loaded already: whoever has plans read them
+
     folder = str(records_dir(env))  # resolved once for the whole batch
     trusted: list[Plan] = []
     untrusted: list[Plan] = []
     for plan in plans:
-        name = record_name(plan.invariants_path, plan.source_sha256)
+        # `plan.invariants_path`, as a string: a Path per plan costs as much as the stat.
+        name = record_name(f"{plan.folder}{os.sep}{INVARIANTS_FILE}", plan.source_sha256)
         (trusted if _is_record(os.path.join(folder, name)) else untrusted).append(plan)
     return trusted, untrusted
 
@@ -217,10 +220,10 @@ def trust_plans(
     else:
         found, problems = readable_plans(project)
         plans = trusted_split(found, env)[1]
-    already = {id(plan) for plan in trusted_split(plans, env)[0]}
     results = []
     for plan in plans:
-        if id(plan) not in already:
+        already = is_trusted(plan.invariants_path, plan.source_sha256, env)
+        if not already:
             record(
                 plan.invariants_path,
                 plan.source_sha256,
@@ -229,15 +232,8 @@ def trust_plans(
                 by="ctxward trust",
                 env=env,
             )
-        results.append(
-            TrustResult(
-                slug=plan.slug,
-                rules=plan.rule_count,
-                path=project.relative(plan.invariants_path),
-                sha256=plan.source_sha256,
-                already=id(plan) in already,
-            )
-        )
+        path = project.relative(plan.invariants_path)
+        results.append(TrustResult(plan.slug, plan.rule_count, path, plan.source_sha256, already))
     return results, problems
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ctxward.errors import CtxwardError
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 from ctxward.invariants import Plan, RuleRef, all_rules, plans_for_the_model
 
@@ -24,14 +25,20 @@ def handle(event: HookEvent) -> Outcome:
 
         load(event.project)  # a broken config fails here, before the report is written
 
-        report = write_report(
-            event.project,
-            rules,
-            session_id=event.session_id,
-            trigger=event.text("trigger"),
-            compact_summary=event.text("compact_summary"),
-        )
-        _remember_lost(event, plans, rules, report)
+        try:
+            report = write_report(
+                event.project,
+                rules,
+                session_id=event.session_id,
+                trigger=event.text("trigger"),
+                compact_summary=event.text("compact_summary"),
+            )
+            _remember_lost(event, plans, rules, report)
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
+            raise CtxwardError(
+                f"survival report not written: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if exc.filename else "")
+            ) from None
     return NOTHING
 
 
