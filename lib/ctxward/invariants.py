@@ -3,6 +3,12 @@
 The plan file `docs/plans/<slug>/invariants.md` follows seed 003's template; one `## <skill>`
 section per skill, rules verbatim as bullets. Reading it back needs only the standard library,
 so the compaction hooks stay cheap; writing it renders templates (Jinja2) and reads skills (YAML).
+
+A repository can commit any of it: plans are listed and read without following a symbolic link
+(`scan_plans`), and only a plan whose exact content this user trusted (`ctxward.trust`) is
+presented to the summarizer or the model (`plans_for_the_model`), from the bytes whose hash was
+checked. The distilled `.compaction-payload.md` is written for trusted plans and read by nobody
+who speaks to the model: a committed one may claim any source digest.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import atomic_write, atomic_write_many, locked, read_regular, sha256_hex
 from ctxward.hooktypes import Value
 from ctxward.project import PLANS_RELDIR, Project
-from ctxward.trust import is_trusted, record
+from ctxward.trust import is_trusted, record, trusted_split
 
 INVARIANTS_FILE = "invariants.md"
 PAYLOAD_FILE = ".compaction-payload.md"
@@ -97,13 +103,17 @@ class Plan(Value):
         return sum(len(section.rules) for section in self.sections)
 
     def payload_state(self) -> str:
-        """'fresh' when the payload was distilled from the current invariants.md."""
+        """'fresh' when the payload says it was distilled from the current invariants.md.
+
+        For people (`plan list`, `doctor`, `watch`): the header is a claim, and nothing that
+        reaches the model is read from a payload; PreCompact rewrites any that differs.
+        """
         if not self.payload_path.exists():
             return "missing"
         return "stale" if self.fresh_payload() is None else "fresh"
 
     def fresh_payload(self) -> str | None:
-        """The payload's text when it was distilled from the current invariants.md, else None."""
+        """The payload's text when its header names the current invariants.md's sha256."""
         try:
             text = read_regular(self.payload_path).decode("utf-8")
         except (OSError, UnicodeDecodeError):  # missing, unreadable, not ours
@@ -495,8 +505,6 @@ def plans_for_the_model(project: Project) -> tuple[list[Plan], list[Plan], list[
 
     The untrusted ones are only ever counted (`trust.untrusted_notice`), never shown.
     """
-    from ctxward.trust import trusted_split
-
     readable, problems = readable_plans(project)
     trusted, untrusted = trusted_split([plan for plan in readable if plan.rule_count])
     return trusted, untrusted, problems
