@@ -143,7 +143,7 @@ class Activation(Value):
     trusted: bool
 
     def __init__(
-        self, path: Path, skill: Skill, replaced: bool, branch: str, trusted: bool = True
+        self, path: Path, skill: Skill, replaced: bool, branch: str, trusted: bool
     ) -> None:
         self._set(path=path, skill=skill, replaced=replaced, branch=branch, trusted=trusted)
 

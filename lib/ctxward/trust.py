@@ -132,7 +132,7 @@ def record(
     }
     try:
         ensure_folder(folder, mode=0o700)  # the user's own: nobody else lists what they trust
-        atomic_write(path, json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        atomic_write(path, json.dumps(body, indent=2) + "\n")  # ASCII: a path may hold any byte
     except OSError as exc:
         raise CtxwardError(
             f"cannot record {plan_file} as trusted in {folder}: {exc.strerror or exc}"
