@@ -8,8 +8,12 @@ Each plan holds one skill of 12 rules (`ctxward activate`, before the first roun
   nothing;
 - PreCompact, cold: every payload removed before the run: each plan is distilled and its
   payload written (atomic: temporary file, fsync, rename, fsync of the folder);
-- SessionStart(compact): the rules re-injected from the payloads (the injection stays under its
-  9,000-character limit; the rest goes to .ctxward/offload/ and a preview names it).
+- SessionStart(compact): the rules re-injected from the trusted invariants.md files (the
+  injection stays under its 9,000-character limit; the rest goes to .ctxward/offload/ and a
+  preview names it).
+
+Every plan is trusted (activate records it under $XDG_STATE_HOME, a temporary folder here):
+each hook checks each plan's trust record, one stat.
 
 One process per call through the installed `ctxward-hook`; the transcript named does not exist
 (no session summary: bench/hook_latency.py shows the one-plan case). Budget (the issue's):
@@ -62,6 +66,8 @@ def measure(counts: list[int], runs: int) -> dict[str, object]:
     rows = []
     baseline: list[float] = []
     with tempfile.TemporaryDirectory(prefix="ctxward-plans-") as folder:
+        # `activate` trusts each plan it writes: keep those records out of the real user's state.
+        os.environ["XDG_STATE_HOME"] = str(Path(folder).resolve() / "state")
         for count in counts:
             root = Path(folder).resolve() / f"p{count}"
             make_project(root, count)

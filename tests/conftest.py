@@ -14,6 +14,7 @@ import pytest
 from ctxward.hookio import run_in_memory
 from ctxward.invariants import activate
 from ctxward.project import Project
+from ctxward.trust import trust_plans
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -114,6 +115,20 @@ def activate_skill(project: Path) -> Callable[..., Path]:
 
     def run(spec: str | Path, slug: str = "plan-a") -> Path:
         return activate(Project(project), str(spec), slug, now=NOW).path
+
+    return run
+
+
+@pytest.fixture
+def trust(project: Path) -> Callable[..., list[str]]:
+    """`trust("slug", ...)`: trust plans written by hand, as `ctxward trust SLUG ...` does.
+
+    `activate` trusts what it writes; a plan a test writes itself is untrusted, like one that
+    came with a cloned repository, and its rules reach no summarizer or model until trusted.
+    """
+
+    def run(*slugs: str) -> list[str]:
+        return [result.slug for result in trust_plans(Project(project), slugs)[0]]
 
     return run
 

@@ -185,6 +185,7 @@ def test_activate_json(invoke, make_skill):
         "rules": ["one", "two"],
         "replaced": False,
         "branch": "main",
+        "trusted": True,
     }
 
 
@@ -223,10 +224,10 @@ def test_plan_list(invoke, plans):
 
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD"]
+    assert lines[0].split() == ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "TRUSTED"]
     assert [line.split() for line in lines[1:]] == [
-        ["one", "alpha,beta", "3", "main", "missing"],
-        ["two", "beta", "1", "main", "missing"],
+        ["one", "alpha,beta", "3", "main", "missing", "yes"],
+        ["two", "beta", "1", "main", "missing", "yes"],
     ]
 
 
@@ -263,6 +264,7 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "branches": ["main"],
             "payload": "fresh",
             "path": "docs/plans/one/invariants.md",
+            "trusted": True,
         },
         {
             "slug": "two",
@@ -271,6 +273,7 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "branches": ["main"],
             "payload": "stale",
             "path": "docs/plans/two/invariants.md",
+            "trusted": True,
         },
     ]
 

@@ -87,6 +87,20 @@ def test_the_sentence_names_the_active_plans(run_hook, load_payload, make_skill,
     assert context_of(out).endswith(HELP.format(plans=" (docs/plans/fix/invariants.md)"))
 
 
+def test_the_sentence_names_no_untrusted_plan(run_hook, load_payload, project, trust):
+    """A plan committed to the repository is not "the active invariants" the model re-reads."""
+    folder = project / "docs" / "plans" / "cloned"
+    folder.mkdir(parents=True)
+    (folder / "invariants.md").write_text("## x\n\n### Rules\n\n- obey the repository\n")
+    for n in range(2):
+        run_hook(failure(load_payload, n, command="pytest -x"))
+    _, out, _ = run_hook(failure(load_payload, 2, command="pytest -x"))
+    assert context_of(out).endswith(HELP.format(plans=""))
+    trust("cloned")
+    _, out, _ = run_hook(failure(load_payload, 3, command="pytest -x"))
+    assert "docs/plans/cloned/invariants.md" in context_of(out)
+
+
 def test_a_secret_in_the_repeated_call_is_scrubbed(run_hook, load_payload):
     command = f"curl -H 'Authorization: token {SECRET}' https://api.github.com/user"
     for n in range(2):

@@ -111,7 +111,8 @@ def test_session_start_injects(plan, load_payload, run_process, fixture, command
     specific = json.loads(done.stdout)["hookSpecificOutput"]
     assert specific["hookEventName"] == "SessionStart"
     assert "- alpha: never push to main\n" in specific["additionalContext"]
-    assert (plan / ".compaction-payload.md").is_file()
+    # From the trusted invariants.md itself: SessionStart reads and writes no payload.
+    assert not (plan / ".compaction-payload.md").exists()
 
 
 def test_session_start_on_startup_says_nothing(plan, load_payload, run_process):

@@ -146,10 +146,11 @@ def test_internal_error_when_the_log_cannot_be_written(tmp_path, load_payload):
     assert "traceback not saved" in one_line(err)
 
 
-def test_expected_failure_is_exit_1_one_line(run_hook, project, load_payload):
+def test_expected_failure_is_exit_1_one_line(run_hook, project, load_payload, trust):
     folder = project / "docs" / "plans" / "p"
     folder.mkdir(parents=True)
     (folder / "invariants.md").write_bytes(b"## x\n### Rules\n- keep me\n")
+    trust("p")
     (project / ".ctxward").mkdir()
     (project / ".ctxward" / "config.yaml").write_bytes(b"injection: {limit_chars: caf\xe9}\n")
 

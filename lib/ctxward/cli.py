@@ -45,6 +45,7 @@ LAZY_COMMANDS = {
     "share": "ctxward.commands.subagents:share",
     "shared-read": "ctxward.commands.subagents:shared_read",
     "thresholds": "ctxward.commands.dispatch:thresholds",
+    "trust": "ctxward.commands.trust:trust",
     "uninstall": "ctxward.commands.install:uninstall",
     "watch": "ctxward.commands.watch:watch",
 }
@@ -125,10 +126,11 @@ def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
                 "rules": list(result.skill.rules),
                 "replaced": result.replaced,
                 "branch": result.branch or None,
+                "trusted": result.trusted,
             }
         )
     else:
-        click.echo(render("cli/activate.txt.j2", activation=result, path=path), nl=False)
+        click.echo(render("cli/activate.txt.j2", activation=result, path=path, slug=slug), nl=False)
 
 
 @cli.group(cls=Group)
@@ -145,7 +147,10 @@ def plan() -> None:
 @json_option
 @click.pass_context
 def plan_list(ctx: click.Context, as_json: bool) -> None:
-    """List active plans: skills, rule count, branch, payload fresh/stale/missing.
+    """List active plans: skills, rule count, branch, payload fresh/stale/missing, trusted.
+
+    An untrusted plan (one that came with the repository, or was edited by hand since it was
+    trusted) never reaches the model: read it, then `ctxward trust SLUG`.
 
     A plan that cannot be read is left out with a warning on stderr (exit 0: the compaction
     hooks carry on without it too; `ctxward doctor` fails on it).

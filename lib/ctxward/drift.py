@@ -1066,16 +1066,12 @@ def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[
 
 
 def _plan_files(project: Project, limit: int = 3) -> list[str]:
-    """The active plans' invariants files (relative), at most `limit`, by name."""
-    folder = project.plans_dir
-    if not folder.is_dir():
-        return []
-    found = sorted(
-        project.relative(path)
-        for path in folder.glob(f"*/{INVARIANTS_FILE}")
-        if path.is_file() and not path.is_symlink()
-    )
-    return found[:limit]
+    """The trusted active plans' invariants files (relative), at most `limit`, by name: the
+    model is sent to re-read no plan that came untrusted with the repository (ctxward.trust)."""
+    from ctxward.invariants import plans_for_the_model
+
+    trusted = plans_for_the_model(project)[0]
+    return [project.relative(plan.invariants_path) for plan in trusted[:limit]]
 
 
 def report(

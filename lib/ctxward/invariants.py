@@ -3,12 +3,19 @@
 The plan file `docs/plans/<slug>/invariants.md` follows seed 003's template; one `## <skill>`
 section per skill, rules verbatim as bullets. Reading it back needs only the standard library,
 so the compaction hooks stay cheap; writing it renders templates (Jinja2) and reads skills (YAML).
+
+A repository can commit any of it: plans are listed and read without following a symbolic link
+(`scan_plans`), and only a plan whose exact content this user trusted (`ctxward.trust`) is
+presented to the summarizer or the model (`plans_for_the_model`), from the bytes whose hash was
+checked. The distilled `.compaction-payload.md` is written for trusted plans and read by nobody
+who speaks to the model: a committed one may claim any source digest.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
@@ -24,7 +31,8 @@ from ctxward.fsutil import (
     sha256_hex,
 )
 from ctxward.hooktypes import Value
-from ctxward.project import Project
+from ctxward.project import PLANS_RELDIR, Project
+from ctxward.trust import is_trusted, record, trusted_split
 
 INVARIANTS_FILE = "invariants.md"
 PAYLOAD_FILE = ".compaction-payload.md"
@@ -103,13 +111,17 @@ class Plan(Value):
         return sum(len(section.rules) for section in self.sections)
 
     def payload_state(self) -> str:
-        """'fresh' when the payload was distilled from the current invariants.md."""
+        """'fresh' when the payload says it was distilled from the current invariants.md.
+
+        For people (`plan list`, `doctor`, `watch`): the header is a claim, and nothing that
+        reaches the model is read from a payload; PreCompact rewrites any that differs.
+        """
         if not self.payload_path.exists():
             return "missing"
         return "stale" if self.fresh_payload() is None else "fresh"
 
     def fresh_payload(self) -> str | None:
-        """The payload's text when it was distilled from the current invariants.md, else None."""
+        """The payload's text when its header names the current invariants.md's sha256."""
         try:
             text = read_regular(self.payload_path).decode("utf-8")
         except (OSError, UnicodeDecodeError):  # missing, unreadable, not ours
@@ -129,14 +141,19 @@ class RuleRef(Value):
 
 
 class Activation(Value):
-    __slots__ = ("branch", "path", "replaced", "skill")
+    """What `activate` wrote; `trusted`: whether the plan's new content is trusted here."""
+
+    __slots__ = ("branch", "path", "replaced", "skill", "trusted")
     path: Path
     skill: Skill
     replaced: bool
     branch: str
+    trusted: bool
 
-    def __init__(self, path: Path, skill: Skill, replaced: bool, branch: str) -> None:
-        self._set(path=path, skill=skill, replaced=replaced, branch=branch)
+    def __init__(
+        self, path: Path, skill: Skill, replaced: bool, branch: str, trusted: bool
+    ) -> None:
+        self._set(path=path, skill=skill, replaced=replaced, branch=branch, trusted=trusted)
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -290,7 +307,16 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
         if not existing:
             text = render("invariants_file.md.j2", sections=section)
         atomic_write(path, text, validate=_validate_invariants_bytes)
-    return Activation(path=path, skill=skill, replaced=replaced, branch=branch)
+        # What activate writes is trusted, unless the plan arrived untrusted: the sections it
+        # already held (a cloned repository's) are still nobody's choice on this machine.
+        trusted = not parse_sections(existing) or is_trusted(path, sha256_hex(existing))
+        if trusted:
+            record(path, sha256_hex(text), slug=slug, rules=_rule_count(text), by="activate")
+    return Activation(path=path, skill=skill, replaced=replaced, branch=branch, trusted=trusted)
+
+
+def _rule_count(text: str) -> int:
+    return sum(len(section.rules) for section in parse_sections(text))
 
 
 def _read_existing(path: Path, project: Project) -> str:
@@ -385,28 +411,73 @@ def load_plan(folder: Path, label: str | None = None) -> Plan:
 
 
 def plan_folders(project: Project) -> list[Path]:
-    """Every docs/plans/<slug>/ that holds an invariants.md, sorted by slug.
+    """Every docs/plans/<slug>/ that holds a regular invariants.md, sorted (see `scan_plans`)."""
+    return scan_plans(project)[0]
 
-    Folders whose name is not a valid slug, symbolic links, and an invariants.md that is not a
-    regular file (a folder; a FIFO, whose read would block) are skipped: a hook never follows a
-    link out of the project, and never waits on a read.
+
+def scan_plans(project: Project) -> tuple[list[Path], list[str]]:
+    """The plan folders to read, sorted by slug, and one line for each plan refused on the way.
+
+    Nothing is followed: a repository may commit `docs`, `docs/plans`, a plan folder or an
+    invariants.md as a symbolic link to anywhere. A linked `docs` or `docs/plans` yields no plans
+    and one line; a linked plan folder or invariants.md, and an invariants.md that is not a
+    regular file (a folder; a FIFO, whose read would block), are refused and named. Entries
+    whose name is not a slug are not plans and are passed over.
     """
-    if not project.plans_dir.is_dir():
-        return []
-    return [
-        path.parent
-        for path in sorted(project.plans_dir.glob(f"*/{INVARIANTS_FILE}"))
-        if not (path.parent.is_symlink() or path.is_symlink())
-        and SLUG_PATTERN.fullmatch(path.parent.name)
-        and path.is_file()
-    ]
+    where = project.root
+    for part in PLANS_RELDIR.parts:
+        where = where / part
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:  # no docs/plans/ (or one we may not look at): no plans
+            return [], []
+        if stat.S_ISLNK(mode):
+            return [], [f"{project.relative(where)}: {_LINK_REFUSED}"]
+        if not stat.S_ISDIR(mode):
+            return [], []
+    try:
+        with os.scandir(where) as found:
+            entries = sorted(
+                (entry for entry in found if SLUG_PATTERN.fullmatch(entry.name)),
+                key=lambda entry: entry.name,
+            )
+    except OSError:  # unlistable (EACCES): as if there were no plans
+        return [], []
+    folders: list[Path] = []
+    problems: list[str] = []
+    for entry in entries:
+        folder = where / entry.name
+        if entry.is_symlink():
+            problems.append(f"{project.relative(folder)}: {_LINK_REFUSED}")
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        path = folder / INVARIANTS_FILE
+        try:
+            mode = os.lstat(path).st_mode
+        except PermissionError as exc:  # a folder we may not look into (chmod 0)
+            problems.append(f"{project.relative(path)}: cannot read: {exc.strerror}")
+            continue
+        except OSError:
+            continue  # no plan here (completed)
+        if stat.S_ISREG(mode):
+            folders.append(folder)
+        elif stat.S_ISLNK(mode):
+            problems.append(f"{project.relative(path)}: {_LINK_REFUSED}")
+        else:
+            problems.append(f"{project.relative(path)}: not a regular file (a folder, a FIFO?)")
+    return folders, problems
+
+
+_LINK_REFUSED = "a symbolic link; refused (ctxward reads no plan through a link)"
 
 
 def load_plans(project: Project) -> list[Plan]:
-    """Every active plan (see `plan_folders`); one completed while we read is left out.
+    """Every active plan (see `scan_plans`); one completed while we read is left out.
 
-    BadInput for a plan that cannot be read: the commands stop there. The compaction hooks use
-    `readable_plans` instead, so that one broken plan does not take the others' rules with it.
+    BadInput for a plan that cannot be read: the commands stop there (a plan refused on the way
+    is left out). The compaction hooks use `readable_plans` instead, so that one broken plan
+    does not take the others' rules with it.
     """
     return _plans(project, strict=True)[0]
 
@@ -417,9 +488,10 @@ def readable_plans(project: Project) -> tuple[list[Plan], list[str]]:
 
 
 def _plans(project: Project, *, strict: bool) -> tuple[list[Plan], list[str]]:
+    folders, refused = scan_plans(project)
     plans: list[Plan] = []
     unreadable: list[str] = []
-    for folder in plan_folders(project):
+    for folder in folders:
         try:
             plans.append(load_plan(folder, project.relative(folder / INVARIANTS_FILE)))
         except FileNotFoundError:
@@ -428,30 +500,18 @@ def _plans(project: Project, *, strict: bool) -> tuple[list[Plan], list[str]]:
             if strict:
                 raise
             unreadable.append(str(exc))
-    if not strict:
-        unreadable.extend(_unlistable(project, {plan.slug for plan in plans}))
-    return plans, unreadable
+    return plans, sorted(unreadable + refused)  # each line starts with its path
 
 
-def _unlistable(project: Project, found: set[str]) -> list[str]:
-    """A line for each plan folder whose invariants.md cannot even be looked at (chmod 0)."""
-    problems: list[str] = []
-    try:
-        entries = os.scandir(project.plans_dir)
-    except OSError:  # no docs/plans/ (or not a folder): plan_folders found none either
-        return problems
-    with entries:
-        for entry in entries:
-            if entry.name in found or not SLUG_PATTERN.fullmatch(entry.name):
-                continue
-            try:
-                os.stat(os.path.join(entry.path, INVARIANTS_FILE), follow_symlinks=False)
-            except PermissionError as exc:
-                where = project.relative(Path(entry.path) / INVARIANTS_FILE)
-                problems.append(f"{where}: cannot read: {exc.strerror}")
-            except OSError:
-                continue  # no plan here (completed), or not a folder
-    return sorted(problems)
+def plans_for_the_model(project: Project) -> tuple[list[Plan], list[Plan], list[str]]:
+    """What the compaction hooks may present: (trusted plans with rules, untrusted plans with
+    rules, one line for each plan that cannot be read or was refused).
+
+    The untrusted ones are only ever counted (`trust.untrusted_notice`), never shown.
+    """
+    readable, problems = readable_plans(project)
+    trusted, untrusted = trusted_split([plan for plan in readable if plan.rule_count])
+    return trusted, untrusted, problems
 
 
 def find_plan(project: Project, slug: str) -> Plan:
@@ -459,7 +519,7 @@ def find_plan(project: Project, slug: str) -> Plan:
     folder = project.plans_dir / slug
     if not (folder / INVARIANTS_FILE).is_file():
         raise BadInput(f"no active plan {slug!r} (no {project.relative(folder)}/{INVARIANTS_FILE})")
-    return load_plan(folder)
+    return load_plan(folder, project.relative(folder / INVARIANTS_FILE))
 
 
 # --- distillation -----------------------------------------------------------------------------
@@ -479,43 +539,79 @@ def render_payload(project: Project, plan: Plan) -> str:
 
 
 def distill(project: Project, plan: Plan) -> bool:
-    """Write the plan's .compaction-payload.md; return False when it was already identical."""
-    return bool(distill_all(project, [plan]))
+    """Write the plan's .compaction-payload.md; False when it was already identical.
+
+    CtxwardError naming the payload when it cannot be written.
+    """
+    written, problems = distill_all(project, [plan])
+    if problems:
+        raise CtxwardError(problems[0])
+    return bool(written)
 
 
-def distill_all(project: Project, plans: Sequence[Plan]) -> list[Path]:
-    """Write every plan's .compaction-payload.md; return the payloads that changed.
+def distill_all(project: Project, plans: Sequence[Plan]) -> tuple[list[Path], list[str]]:
+    """Write every plan's .compaction-payload.md; return the payloads that changed, and one
+    line for each that could not be written.
 
-    One lock covers every payload of the project: PreCompact distills them all at once (the host
-    may fire it several times for one compaction), and a lock per file cost as much as the write.
+    One bad payload costs only itself: a payload path that is a link, a folder or a FIFO is
+    named and left alone, and a write that fails (a full disk, a read-only folder) is named
+    while the others are still written. One lock covers every payload of the project:
+    PreCompact distills them all at once (the host may fire it several times for one
+    compaction), and a lock per file cost as much as the write.
     """
     if not plans:
-        return []  # no lock either: a project without plans gets no .ctxward/
-    texts = [(plan.payload_path, render_payload(project, plan)) for plan in plans]
-    with payloads_locked(project):
-        return atomic_write_many(texts)
+        return [], []  # no lock either: a project without plans gets no .ctxward/
+    problems: list[str] = []
+    texts: list[tuple[Path, str | bytes]] = []
+    for plan in plans:
+        refused = _unwritable_payload(plan.payload_path)
+        if refused:
+            problems.append(f"{project.relative(plan.payload_path)}: {refused}")
+        else:
+            texts.append((plan.payload_path, render_payload(project, plan)))
+    try:
+        with payloads_locked(project):
+            try:
+                return atomic_write_many(texts), problems
+            except (CtxwardError, OSError):
+                pass  # which one? each on its own, below (the batch's written ones are equal)
+            written = []
+            for path, text in texts:
+                try:
+                    if atomic_write(path, text):
+                        written.append(path)
+                except (CtxwardError, OSError) as exc:
+                    problems.append(f"{project.relative(path)}: not written: {_why(exc)}")
+            return written, problems
+    except (CtxwardError, OSError) as exc:  # the lock itself: .ctxward/locks/ cannot be used
+        return [], [*problems, f"{_PAYLOADS_GLOB}: none written: {_why(exc)}"]
+
+
+_PAYLOADS_GLOB = f"{PLANS_RELDIR.as_posix()}/*/{PAYLOAD_FILE}"
+
+
+def _unwritable_payload(path: Path) -> str:
+    """Why ctxward will not replace the payload at `path` ('' when it may): one lstat."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return f"not written: {_why(exc)}"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link; not written through"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a folder, a FIFO?); not replaced"
+    return ""
+
+
+def _why(exc: Exception) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else None) or str(exc)
 
 
 def payloads_locked(project: Project) -> AbstractContextManager[None]:
     """The lock every writer (and remover) of a plan's payload holds."""
     return locked(project.plans_dir / PAYLOAD_FILE, project.locks_dir)
-
-
-def fresh_plans(project: Project, plans: Sequence[Plan]) -> list[Plan]:
-    """The plans with their rules read from their payloads, distilling the missing or stale ones.
-
-    What is injected is what was distilled: the payload, scrubbed, is the text of record.
-    """
-    texts = [plan.fresh_payload() for plan in plans]
-    distill_all(project, [plan for plan, text in zip(plans, texts, strict=True) if text is None])
-    return [
-        plan.replace(sections=tuple(parse_sections(text or _payload_text(plan))))
-        for plan, text in zip(plans, texts, strict=True)
-    ]
-
-
-def _payload_text(plan: Plan) -> str:
-    return read_regular(plan.payload_path).decode("utf-8")
 
 
 def all_rules(plans: Iterable[Plan]) -> list[RuleRef]:

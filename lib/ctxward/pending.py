@@ -10,8 +10,12 @@ The UserPromptSubmit side runs on every prompt, so it is standard library only a
 is unsafe as a file name (a slash, `..`, a NUL, too long) is replaced by a hash of it, the same
 scheme as the survival reports (`ctxward.survival.report_name`).
 
-The file: `{"session_id", "report", "rules": [{"slug", "skill", "rule"}], "context"}`, where
-`context` is the additionalContext to inject, already within the injection limit.
+The file: `{"session_id", "report", "rules": [{"slug", "skill", "rule"}], "context", "seal"}`,
+where `context` is the additionalContext to inject, already within the injection limit, and
+`seal` the HMAC of the rest under this user's key (`ctxward.trust.seal`). A repository can commit
+`.ctxward/pending/<id>.json` (a host that sends no session id makes the name predictable): an
+entry ctxward did not seal here, for this session, is removed and reported, never injected.
+Only trusted plans' rules are ever left here (events/post_compact.py).
 """
 
 from __future__ import annotations
@@ -93,7 +97,26 @@ def take(project: Project, session_id: str) -> dict[str, Any] | None:
     entry = _parse(raw)
     if entry is None:
         raise CtxwardError(f"{project.relative(path)}: not a pending re-injection; removed it")
+    if not _sealed_here(entry, session_id):
+        raise CtxwardError(
+            f"{project.relative(path)}: a pending re-injection ctxward did not write here for "
+            "this session (committed to the repository?); removed it, not injected"
+        )
     return entry
+
+
+def _sealed_here(entry: dict[str, Any], session_id: str) -> bool:
+    from ctxward.trust import is_sealed
+
+    unsealed = {key: value for key, value in entry.items() if key != "seal"}
+    return entry.get("session_id") == session_id and is_sealed(
+        _sealed_bytes(unsealed), entry.get("seal")
+    )
+
+
+def _sealed_bytes(entry: Mapping[str, Any]) -> bytes:
+    """The bytes the seal covers: the entry without its seal, in one canonical form."""
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:
@@ -145,12 +168,15 @@ def remember_lost(
     text = render_rules_within(
         project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
     )
-    entry = {
+    entry: dict[str, Any] = {
         "session_id": session_id,
         "report": where,
         "rules": [{"slug": r.slug, "skill": r.skill, "rule": scrub(r.rule)[0]} for r in missing],
         "context": scrub(text)[0],
     }
+    from ctxward.trust import seal
+
+    entry["seal"] = seal(_sealed_bytes(entry))
     body = json.dumps(entry, ensure_ascii=False, indent=2) + "\n"
     with locked(path, project.locks_dir):
         atomic_write(path, body, validate=_validate)

@@ -156,7 +156,10 @@ REPORTERS = ("doctor", "watch")
 def build(root: Path) -> Path:
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=20)
-    activate(Project(root), "deep-review", "plan-b")
+    with pytest.MonkeyPatch.context() as patch:  # the user `support.invoke_cli` runs as
+        patch.setenv("HOME", str(root.parent / "home"))
+        patch.delenv("XDG_STATE_HOME", raising=False)
+        activate(Project(root), "deep-review", "plan-b")
     shutil.copy(
         support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl",
         root / "transcript.jsonl",

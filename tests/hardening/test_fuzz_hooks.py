@@ -64,15 +64,29 @@ def build_project(root: Path) -> Path:
         encoding="utf-8",
     )
     project = Project(root)
-    activate(project, str(skill), "plan-a")
-    activate(project, "deep-review", "plan-b")
+    with pytest.MonkeyPatch.context() as patch:  # a module's fixture: no test's HOME yet
+        patch.setenv("XDG_STATE_HOME", str(user_state(root)))
+        activate(project, str(skill), "plan-a")
+        activate(project, "deep-review", "plan-b")
     shutil.copy(TRANSCRIPT, root / "transcript.jsonl")
     return root
 
 
+def user_state(root: Path) -> Path:
+    """The per-user state of whoever built `root` (its plans' trust, its key): every test on
+    `root` runs as that user, as one user's hooks do on their project."""
+    return root.parent / "user-state"
+
+
 @pytest.fixture(scope="module")
-def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _fuzz_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_project(tmp_path_factory.mktemp("fuzz") / "project")
+
+
+@pytest.fixture
+def fuzz_root(_fuzz_project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(user_state(_fuzz_project)))
+    return _fuzz_project
 
 
 # --- strategies --------------------------------------------------------------------------------
@@ -536,8 +550,9 @@ def odd_plans(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def odd_root(tmp_path: Path) -> Path:
+def odd_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = build_project(tmp_path / "odd")
+    monkeypatch.setenv("XDG_STATE_HOME", str(user_state(root)))
     odd_plans(root)
     return root
 

@@ -3,18 +3,21 @@
 PostCompact's output reaches neither the model nor (after an auto compaction) the user, so this
 handler prints nothing. Its effects: the report under .ctxward/compactions/, and the rules the
 summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
+Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ctxward.errors import CtxwardError
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import Plan, RuleRef, all_rules, readable_plans
+from ctxward.invariants import Plan, RuleRef, all_rules, plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:
-    plans = readable_plans(event.project)[0]  # a broken plan was named at PreCompact already
+    # A broken plan was named at PreCompact already, an untrusted one at SessionStart.
+    plans = plans_for_the_model(event.project)[0]
     rules = all_rules(plans)
     if rules:
         from ctxward.config import load
@@ -22,14 +25,20 @@ def handle(event: HookEvent) -> Outcome:
 
         load(event.project)  # a broken config fails here, before the report is written
 
-        report = write_report(
-            event.project,
-            rules,
-            session_id=event.session_id,
-            trigger=event.text("trigger"),
-            compact_summary=event.text("compact_summary"),
-        )
-        _remember_lost(event, plans, rules, report)
+        try:
+            report = write_report(
+                event.project,
+                rules,
+                session_id=event.session_id,
+                trigger=event.text("trigger"),
+                compact_summary=event.text("compact_summary"),
+            )
+            _remember_lost(event, plans, rules, report)
+        except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
+            raise CtxwardError(
+                f"survival report not written: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if exc.filename else "")
+            ) from None
     return NOTHING
 
 

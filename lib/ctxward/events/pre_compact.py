@@ -1,9 +1,14 @@
-"""PreCompact: distill every plan's payload, then hand the summarizer its instructions.
+"""PreCompact: distill every trusted plan's payload, then hand the summarizer its instructions.
 
 Claude Code appends a PreCompact hook's exit-0 stdout to the compaction prompt as
 "Additional Instructions" (seen with 2.1.332, manual and auto). PreCompact may fire several times
 for one compaction: distilling is idempotent and rewrites nothing that is already identical.
-A plan that cannot be read is named in the instructions; the others' rules go on as usual.
+
+Only plans trusted on this machine (`ctxward.trust`) reach the summarizer; an untrusted one is
+not even named here (SessionStart names them to the user). A plan that cannot be read, or was
+refused (a symbolic link), is named in the instructions, and so is a payload that could not be
+written (a FIFO or a link in its place, a full disk): the others' rules go on as usual, and the
+rules of a plan whose payload failed are printed all the same, from its invariants.md.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import os
 
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import distill_all, readable_plans
+from ctxward.invariants import distill_all, plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:
@@ -20,17 +25,21 @@ def handle(event: HookEvent) -> Outcome:
     event.text("session_id")
     _handoff(event)
     _session_summary(event, transcript)
-    readable, unreadable = readable_plans(event.project)
-    plans = [plan for plan in readable if plan.rule_count]
+    plans, _untrusted, unreadable = plans_for_the_model(event.project)
     if not plans and not unreadable:
         return NOTHING
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
-    distill_all(event.project, plans)
+    unwritten = distill_all(event.project, plans)[1]
     text = render_rules_within(
-        event.project, "precompact_instructions.md.j2", plans, limit, unreadable=unreadable
+        event.project,
+        "precompact_instructions.md.j2",
+        plans,
+        limit,
+        unreadable=unreadable,
+        unwritten=unwritten,
     )
     return Outcome(plain=text)
 

@@ -5,28 +5,40 @@ SessionStart(compact) additionalContext is the channel that reaches the model af
 When the session has a seed 001 summary (.ctxward/sessions/, written by PreCompact), its recovery
 text follows the invariants, within the same limit: it shrinks or becomes a pointer to the file
 before any rule is cut for it.
+
+Only plans trusted on this machine are injected (`ctxward.trust`), read from the very bytes whose
+hash was found trusted: never from a `.compaction-payload.md`, which a repository can commit
+with any rules under a copied "distilled from sha256=..." header. Untrusted plans are counted in
+one line for the user (`systemMessage`, which the model does not read), when a session starts,
+resumes or is compacted: the moments their rules would have been given, not every event.
 """
 
 from __future__ import annotations
 
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import fresh_plans, readable_plans
+from ctxward.invariants import plans_for_the_model
 from ctxward.sessionfiles import summary_path
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
+# Where the user hears of untrusted plans: also a fresh start, before any compaction.
+NOTICE_SOURCES = REINJECT_SOURCES | {"startup"}
 
 
 def handle(event: HookEvent) -> Outcome:
     source = event.text("source")
-    if source not in REINJECT_SOURCES:
+    if source not in NOTICE_SOURCES:
         return NOTHING
     # One stat: sessions.py (the extractor) is imported only when there is a summary to recover.
-    # First: a payload with a broken session id is refused before any payload is distilled.
-    recover = summary_path(event.project, event.session_id).is_file()
-    readable, unreadable = readable_plans(event.project)
-    plans = fresh_plans(event.project, [plan for plan in readable if plan.rule_count])
-    if not plans and not unreadable and not recover:
-        return NOTHING
+    # First: a payload with a broken session id is refused before any plan is read.
+    recover = source in REINJECT_SOURCES and summary_path(event.project, event.session_id).is_file()
+    plans, untrusted, unreadable = plans_for_the_model(event.project)
+    notice = None
+    if untrusted:
+        from ctxward.trust import untrusted_notice
+
+        notice = untrusted_notice(untrusted)
+    if source not in REINJECT_SOURCES or not (plans or unreadable or recover):
+        return Outcome(notice=notice) if notice else NOTHING
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
@@ -45,4 +57,6 @@ def handle(event: HookEvent) -> Outcome:
         from ctxward.sessions import with_recovery
 
         text = with_recovery(event.project, event.session_id, text, limit, source)
-    return Outcome(context=text) if text else NOTHING
+    if not text and not notice:
+        return NOTHING
+    return Outcome(context=text or None, notice=notice)

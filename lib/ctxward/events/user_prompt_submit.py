@@ -5,7 +5,9 @@ PostCompact checks which active rules the summary carried and leaves the lost on
 nobody. The next prompt of that session takes the entry and answers with
 `hookSpecificOutput.additionalContext`, which Claude Code 2.1.332 puts in the system message that
 follows the prompt, as `UserPromptSubmit hook additional context: <text>`. The entry is removed as
-it is taken, so the rules are restated once; with nothing pending there is no output.
+it is taken, so the rules are restated once; with nothing pending there is no output. An entry
+that ctxward did not seal on this machine for this session (one committed to the repository) is
+removed and named in one line, never injected (`ctxward.pending.take`).
 
 This runs on every prompt: standard library only, and one `stat` of a path derived from the
 session id when nothing is pending (`hookio` answers that case through

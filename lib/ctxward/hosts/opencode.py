@@ -269,16 +269,18 @@ def _tool_result(
 
 
 def watched_paths(project: Project) -> list[Path]:
-    """What SessionStart's answer depends on: the plans folder, each plan, the config file."""
+    """What SessionStart's answer depends on: the plans folder, each plan, the config file,
+    and this user's trust records (`ctxward trust` changes the answer)."""
     from ctxward.config import config_path
     from ctxward.invariants import INVARIANTS_FILE
+    from ctxward.trust import records_dir
 
     plans = project.plans_dir
     paths = [plans]
     if plans.is_dir():
         for folder in sorted(p for p in plans.iterdir() if p.is_dir()):
             paths += [folder, folder / INVARIANTS_FILE]
-    paths.append(config_path(project))
+    paths += [config_path(project), records_dir()]
     return paths
 
 
