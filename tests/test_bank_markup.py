@@ -78,3 +78,11 @@ def test_phase_gates() -> None:
     assert phase_matches("2", "2") and phase_matches("2", "2a") and phase_matches("2", "2b")
     assert not phase_matches("2", "20") and not phase_matches("2", "3")
     assert phase_matches("*", "anything")
+
+
+def test_values_that_look_like_the_rule_come_back() -> None:
+    """`:` and `-` are values, not the `|---|` rule (found by Hypothesis); `—` is not empty."""
+    for values in ([":"], ["-"], ["--", ":-:"], ["—"], ["-", "a"], ["", "x"]):
+        row = "| " + " | ".join(cell(v) for v in values) + " |"
+        assert split_row(row) == values
+    assert split_row("| --- | :-: |") is None

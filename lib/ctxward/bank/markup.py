@@ -17,6 +17,7 @@ from dataclasses import dataclass
 _MARKER = re.compile(r"^<!-- ctxward:(?P<kind>[\w-]+)(?P<attrs>(?: [\w-]+=\"[^\"]*\")*) -->$")
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_RULE_CELL = re.compile(r":?-+:?")  # a cell of the `|---|:---:|` rule under a table's header
 _NATURAL = re.compile(r"(\d+)")
 
 
@@ -41,8 +42,17 @@ def parse_marker(line: str) -> tuple[str, dict[str, str]] | None:
 
 
 def cell(value: object) -> str:
-    """A Markdown table cell: one line, `|` escaped."""
-    return " ".join(str(value).split()).replace("|", "\\|") or "—"
+    """A Markdown table cell: one line, `|` escaped, `—` for an empty value; a value that would
+    read as something else (the `|---|` rule's `-` or `:--:`, a literal `—`) gets a backslash,
+    so that `split_row` gives every value back as it was."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    if not text:
+        return "—"
+    return "\\" + text if _needs_escape(text) else text
+
+
+def _needs_escape(text: str) -> bool:
+    return text == "—" or _RULE_CELL.fullmatch(text) is not None
 
 
 def split_row(line: str) -> list[str] | None:
@@ -51,9 +61,15 @@ def split_row(line: str) -> list[str] | None:
     if not (stripped.startswith("|") and stripped.endswith("|")) or len(stripped) < 2:
         return None
     cells = [part.strip().replace("\\|", "|") for part in _CELL_SPLIT.split(stripped[1:-1])]
-    if all(set(part) <= set("-: ") and part for part in cells):
+    if all(_RULE_CELL.fullmatch(part) for part in cells):
         return None
-    return ["" if part == "—" else part for part in cells]
+    return [_value(part) for part in cells]
+
+
+def _value(part: str) -> str:
+    if part == "—":
+        return ""
+    return part[1:] if part.startswith("\\") and _needs_escape(part[1:]) else part
 
 
 @dataclass(frozen=True, slots=True)
