@@ -26,7 +26,7 @@ from ctxward.thresholds import (
     tier_for,
 )
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "guard.md"  # the G9 table
 
 
 def test_the_table_is_the_seeds():
@@ -200,8 +200,8 @@ def test_readme_table_is_the_generated_one(project):
     found = re.search(
         r"<!-- thresholds:begin .*?-->\n(.*?)<!-- thresholds:end -->", readme, flags=re.S
     )
-    assert found, "README.md has no <!-- thresholds:begin --> ... <!-- thresholds:end --> block"
+    assert found, "docs/guard.md has no <!-- thresholds:begin --> ... <!-- thresholds:end --> block"
     assert found.group(1) == result.output, (
-        "README's G9 table drifted from lib/ctxward/thresholds.py: paste the output of "
+        "docs/guard.md's G9 table drifted from lib/ctxward/thresholds.py: paste the output of "
         "`ctxward thresholds --markdown` (run in a project without .ctxward/config.yaml)"
     )

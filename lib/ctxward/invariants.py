@@ -429,8 +429,10 @@ def scan_plans(project: Project) -> tuple[list[Path], list[str]]:
         where = where / part
         try:
             mode = os.lstat(where).st_mode
-        except OSError:  # no docs/plans/ (or one we may not look at): no plans
+        except (FileNotFoundError, NotADirectoryError):  # no docs/plans/: no plans
             return [], []
+        except OSError as exc:  # one we may not look at, a path too long: said, not hidden
+            return [], [f"{project.relative(where)}: cannot read: {exc.strerror}"]
         if stat.S_ISLNK(mode):
             return [], [f"{project.relative(where)}: {_LINK_REFUSED}"]
         if not stat.S_ISDIR(mode):
@@ -441,8 +443,8 @@ def scan_plans(project: Project) -> tuple[list[Path], list[str]]:
                 (entry for entry in found if SLUG_PATTERN.fullmatch(entry.name)),
                 key=lambda entry: entry.name,
             )
-    except OSError:  # unlistable (EACCES): as if there were no plans
-        return [], []
+    except OSError as exc:  # unlistable (EACCES): no plans, and one line saying why
+        return [], [f"{project.relative(where)}: cannot list: {exc.strerror}"]
     folders: list[Path] = []
     problems: list[str] = []
     for entry in entries:
