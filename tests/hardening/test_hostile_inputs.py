@@ -407,7 +407,7 @@ def test_a_read_the_system_refuses_is_one_line(root: Path, fail_reads, argv, nam
 
 def test_a_real_path_too_long_is_one_line_exit_5(root: Path):
     far = root.parent / ("x" * 300)  # one component past NAME_MAX: the kernel says ENAMETOOLONG
-    code, out, err = run_main(far, ["plan", "list"])  # a reader: no plans, and why, exit 0
+    code, _, err = run_main(far, ["plan", "list"])  # a reader: no plans, and why, exit 0
     assert (code, err.count("\n")) == (0, 1) and "File name too long" in err, (code, err)
     for project, argv in (
         (far, ["activate", "deep-review", "--slug", "x"]),
