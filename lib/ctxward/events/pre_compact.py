@@ -4,13 +4,17 @@ Claude Code appends a PreCompact hook's exit-0 stdout to the compaction prompt a
 "Additional Instructions" (seen with 2.1.332, manual and auto). PreCompact may fire several times
 for one compaction: distilling is idempotent and rewrites nothing that is already identical.
 A plan that cannot be read is named in the instructions; the others' rules go on as usual.
+
+The rules come first: the C11 handoff and the session summary, which read what the session
+wrote (a transcript can hold a message of any size), run once the instructions are written
+(`Outcome.after`), in what is left of the hook's time budget.
 """
 
 from __future__ import annotations
 
 import os
 
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hookio import BudgetExceeded, HookEvent, Outcome
 from ctxward.invariants import distill_all, readable_plans
 
 
@@ -18,12 +22,15 @@ def handle(event: HookEvent) -> Outcome:
     # A payload with a field of the wrong type is refused here, before anything is written.
     transcript = event.text("transcript_path")
     event.text("session_id")
-    _handoff(event)
-    _session_summary(event, transcript)
+
+    def after() -> None:
+        _handoff(event)
+        _session_summary(event, transcript)
+
     readable, unreadable = readable_plans(event.project)
     plans = [plan for plan in readable if plan.rule_count]
     if not plans and not unreadable:
-        return NOTHING
+        return Outcome(after=after)
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
@@ -32,7 +39,7 @@ def handle(event: HookEvent) -> Outcome:
     text = render_rules_within(
         event.project, "precompact_instructions.md.j2", plans, limit, unreadable=unreadable
     )
-    return Outcome(plain=text)
+    return Outcome(plain=text, after=after)
 
 
 def _session_summary(event: HookEvent, transcript: str) -> None:
@@ -47,6 +54,8 @@ def _session_summary(event: HookEvent, transcript: str) -> None:
         from ctxward.sessions import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
+    except BudgetExceeded:
+        raise  # out of time: not a failure to log, `hookio.run` gives up quietly
     except Exception:  # noqa: BLE001 - the summary must not break compaction or its instructions
         try:
             from ctxward.compress import log_failure
@@ -68,6 +77,8 @@ def _handoff(event: HookEvent) -> None:
         from ctxward.compress import session_handoff
 
         session_handoff(event.project)
+    except BudgetExceeded:
+        raise
     except Exception:  # noqa: BLE001 - C11 must not break compaction or its instructions
         try:
             from ctxward.compress import log_failure
