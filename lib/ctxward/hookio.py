@@ -64,7 +64,7 @@ import os
 import sys
 import time
 
-from ctxward.errors import CtxwardError, HookInputError
+from ctxward.errors import BudgetExceeded, CtxwardError, HookInputError
 
 # `typing.TYPE_CHECKING` without importing typing: this module is the hot path's first import.
 TYPE_CHECKING = False
@@ -102,10 +102,6 @@ _OBSERVED_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
 _TYPES = frozenset({"HookEvent", "Outcome", "Handler", "NOTHING"})
-
-
-class BudgetExceeded(CtxwardError):
-    """The hook ran past its time budget (`ctxward.limits.BUDGET_SECONDS`)."""
 
 
 # Once the budget is spent the watchdog raises again at this interval until the hook is out, so

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 
-from ctxward.hookio import BudgetExceeded, HookEvent, Outcome
+from ctxward.errors import BudgetExceeded
+from ctxward.hookio import HookEvent, Outcome
 from ctxward.invariants import distill_all, readable_plans
 
 
