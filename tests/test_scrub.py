@@ -784,7 +784,7 @@ def test_adversarial_repeats_scrub_in_linear_time(unit: str, prose_seconds: floa
     large = cpu_seconds(repeated(unit, 1_000_000))
 
     assert large <= 20 * max(small, prose_seconds / 10), (small, large)
-    assert large <= 60 * prose_seconds, (large, prose_seconds)
+    assert large <= 100 * prose_seconds, (large, prose_seconds)
 
 
 _FILLERS = ["a", "A", "0", "-", "_", ".", " ", "=", ":", '"', "'", "/", "@", "\\", "Ab1", "eyJ"]
@@ -839,6 +839,20 @@ def test_the_linear_finders_find_what_the_regex_finds(pieces: list[str]) -> None
     those of every rule's plain `finditer` (`_every_rule`), long runs and length caps included."""
     text = "".join(pieces)
     assert find(text) == _every_rule(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from([*_LONG_PIECES, "a" * 39, "-" * 41, "s", "pw"]), max_size=10)
+)
+def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
+    """`_CLI_FLAG`'s lookahead only turns away starts the key word search fails on anyway."""
+    guarded = scrub_module._CLI_FLAG
+    plain = guarded.replace("(?![-0-9_bd-jlmnoq-ru-z]{41})", "", 1)
+    assert plain != guarded
+    text = "".join(pieces).lower()
+    found = [(m.span(), m.groupdict()) for m in re.finditer(guarded, text)]
+    assert found == [(m.span(), m.groupdict()) for m in re.finditer(plain, text)]
 
 
 @pytest.mark.parametrize("header", [8, 8189, 8190, 8191, 8192, 8193, 8200])

@@ -674,13 +674,17 @@ _NAME_TAIL = r"(?=(?P<tail>[a-z0-9_.-]{0,48}))(?P=tail)"  # atomic (module doc)
 _GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 _GENERIC = tuple(f"(?P<word>{word}){_NAME_TAIL}{_SEPARATOR}{_VALUE}" for word in _GENERIC_WORDS)
 _CLI_FLAG = (
-    r"--(?P<name>[a-z0-9_-]{0,40}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_-]{0,40})"
+    # First a cheap look for what the key word search would scan in vain: 41 name characters
+    # that start none of its words (a run of dashes).
+    r"--(?![-0-9_bd-jlmnoq-ru-z]{41})"
+    r"(?P<name>[a-z0-9_-]{0,40}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_-]{0,40})"
     r"(?:=|[ \t]+)" + _VALUE
 )
 # A flag's name is the rest of its run of name characters, so a match starts at most this far
 # from that run's end: `--`, 40, the longest key word (`credential`), 40.
 _FLAG_REACH = 2 + 40 + 10 + 40
-_LONG_NAME_RUN = f"(?<![a-z0-9_-])[a-z0-9_-]{{{_FLAG_REACH + 1},}}"
+# A `--` too far from the end of its run, to that end (the search jumps from `--` to `--`).
+_DEAD_FLAG = f"--[a-z0-9_-]{{{_FLAG_REACH - 1},}}"
 _XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
     r"(?P<bare>[^<\s]{1,1024})</"
@@ -721,18 +725,19 @@ def _flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]
 
     The regex engine tries `_CLI_FLAG` at every `--`; in a run of dashes (or of any name
     characters) each try walks 40 characters back and forth for a key word, 1 MB of `-` took
-    1.5 s. A start further than `_FLAG_REACH` from the end of its run cannot match, so those
+    1.5 s. A start further than `_FLAG_REACH` from the end of its run cannot match, so from
+    the first such `--` of a run (`_DEAD_FLAG`) to `_FLAG_REACH` before the run's end, the
     characters are replaced by NUL before the search: no try starts there. That changes no
     match: a name never reaches them, and everywhere else in the pattern (the separator, the
     value) NUL and the name characters are alike (none is a space, a quote or a backslash).
     `_vet_flag` reads the name group (never masked) and the value from the original text.
     """
-    runs = [run.span() for run in _regex(_LONG_NAME_RUN).finditer(text)]
-    if not runs:
+    dead = [found.span() for found in _regex(_DEAD_FLAG).finditer(text)]
+    if not dead:
         return pattern.finditer(text)
     pieces = []
     cursor = 0
-    for start, end in runs:
+    for start, end in dead:
         pieces.append(text[cursor:start])
         cursor = end - _FLAG_REACH
         pieces.append("\0" * (cursor - start))
