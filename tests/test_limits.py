@@ -115,8 +115,9 @@ def test_a_plan_past_the_rule_limit_costs_only_itself(project):
 
     assert [plan.slug for plan in plans] == ["good"]
     assert unreadable == [
-        "docs/plans/many/invariants.md: cannot read: 1,001 rules, more than 1,000"
+        "docs/plans/many/invariants.md: cannot read: 2,001 rules, more than 2,000"
     ]
+    assert limits.MAX_PLAN_RULES == 2_000
 
 
 def test_a_plan_at_the_rule_limit_is_read(project):

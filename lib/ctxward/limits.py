@@ -49,8 +49,8 @@ BUDGET_SECONDS = {event: seconds / 2 for event, seconds in HOST_TIMEOUT_SECONDS.
 
 MAX_CONFIG_BYTES = 64 * 1024  # a config is a few lines; YAML costs ~0.25 s per 64 KB to load
 MAX_PLAN_BYTES = 256 * 1024  # a plan holds a few skills' rules: ~2-20 KB
-MAX_PLAN_RULES = 1_000  # the injected text holds ~100 rules; each one costs every compaction
-MAX_CHECKED_SUMMARY_CHARS = 1024 * 1024  # PostCompact's search for the rules (real: ~10-80 KB)
+MAX_PLAN_RULES = 2_000  # the injected text holds ~100 rules; each one costs every compaction
+MAX_CHECKED_SUMMARY_CHARS = 256 * 1024  # PostCompact's search for the rules (real: ~10-80 KB)
 MAX_SCANNED_MESSAGE_CHARS = 64 * 1024  # what a session summary reads of one message
 MAX_SCANNED_TRANSCRIPT_CHARS = 4 * 1024 * 1024  # ... and of a whole transcript
 
