@@ -16,6 +16,8 @@ The benchmarks, each runnable alone:
 - bench/hook_latency.py: PreToolUse (no-op, allow, deny, offload) and the injection
   (PreCompact, SessionStart) through both entry points;
 - bench/hook_scaling.py: the PreToolUse paths at 1×, 10×, 100× their input;
+- bench/guard_hostile.py: the dispatch guard on hostile inputs (a 4 MB config, 10 MB of `eyJ`,
+  prompts that slow the scrubber) against its normal path;
 - bench/precompact_plans.py: PreCompact and SessionStart with 1, 10, 100, 1,000 plans;
 - bench/drift_latency.py: the drift observer on sessions of 100 to 100,000 calls;
 - bench/scrub_throughput.py: the scrubber on 0.1, 1 and 10 MB (here, with per-run timings);
@@ -58,6 +60,7 @@ MODES: dict[str, dict[str, Any]] = {
         "hook_runs": 40,
         "drift_runs": 30,
         "scaling_runs": 15,
+        "hostile_runs": 5,
         "plans_runs": 7,
         "scrub_sizes": (100_000, 1_000_000, 10_000_000),
         "scrub_runs": 7,
@@ -69,6 +72,7 @@ MODES: dict[str, dict[str, Any]] = {
         "hook_runs": 10,
         "drift_runs": 8,
         "scaling_runs": 4,
+        "hostile_runs": 2,
         "plans_runs": 3,
         "scrub_sizes": (100_000, 1_000_000, 10_000_000),
         "scrub_runs": 3,
@@ -194,6 +198,40 @@ def hook_scaling(mode: dict[str, Any]) -> Section:
                 f"{rows[-1]['median_ms'] / rows[0]['median_ms']:.2f}× the time",
             )
         )
+    return section
+
+
+def guard_hostile(mode: dict[str, Any]) -> Section:
+    section = Section(
+        "guard_hostile", "The dispatch guard on hostile inputs (bench/guard_hostile.py)"
+    )
+    data_file = OUT / "guard_hostile.json"
+    run_bench("guard_hostile.py", "--runs", str(mode["hostile_runs"]), "--json", str(data_file))
+    section.body = body_of(OUT / "guard_hostile.md")
+    result = json.loads(data_file.read_text(encoding="utf-8"))
+    budget = result["budget_s"]
+    hostile = [row for row in result["rows"] if row["case"] not in ("deny", "offload")]
+    slowest = max(hostile, key=lambda row: row["max_ms"])
+    section.budgets.append(
+        Budget(
+            f"PreToolUse on {len(hostile)} hostile inputs, every run decided within its budget",
+            f"slowest: {slowest['case']}, {slowest['ratio']:.2f}× the normal deny",
+            f"max {slowest['max_ms'] / 1000:.2f} s",
+            f"≤ {budget:g} s (half the host's 10 s timeout)",
+            all(row["within_budget"] for row in hostile),
+        )
+    )
+    for row in hostile:
+        if row["same_size_ratio"] is not None:
+            section.budgets.append(
+                Budget(
+                    f"PreToolUse, {row['case']} vs the same size of prose",
+                    f"{row['same_size_ratio']:.2f}×",
+                    f"{row['median_ms']:.0f} ms",
+                    "≤ 2×",
+                    row["same_size_ratio"] <= 2,
+                )
+            )
     return section
 
 
@@ -448,6 +486,7 @@ def bank_promotion(mode: dict[str, Any]) -> Section:
 BENCHES: list[Callable[[dict[str, Any]], Section]] = [
     hook_latency,
     hook_scaling,
+    guard_hostile,
     precompact_plans,
     drift_latency,
     scrub_throughput,

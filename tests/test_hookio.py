@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import json
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,8 @@ from ctxward import hookio
 from ctxward.events import HANDLERS, handler_for
 from ctxward.hookio import NOTHING, HookEvent, HookInputError, Outcome, render_outcome, run
 from ctxward.project import Project
+
+LIB = Path(__file__).resolve().parent.parent / "lib"
 
 GARBAGE = {
     "malformed-json": (b'{"hook_event_name": "PreCompact",', "not JSON"),
@@ -262,7 +268,7 @@ def test_values_are_frozen_records():
     assert outcome != ("deny", "too big") and Outcome() == NOTHING
     assert hash(outcome) == hash(Outcome(decision="deny", reason="too big"))
     assert repr(NOTHING) == (
-        "Outcome(context=None, decision=None, notice=None, plain=None, reason=None, "
+        "Outcome(after=None, context=None, decision=None, notice=None, plain=None, reason=None, "
         "updated_input=None)"
     )
     with pytest.raises(AttributeError, match="frozen"):
@@ -303,6 +309,7 @@ def test_value_as_dict_is_dataclasses_asdict(tmp_path):
         "decision",
         "reason",
         "updated_input",
+        "after",
     ]
     copied = as_dict["data"]
     assert copied is not data and copied["tool_input"]["paths"] is not data["tool_input"]["paths"]
@@ -367,3 +374,193 @@ def test_refused_dispatch_reads_a_payload_with_an_integer_too_long():
     big = b"1" * 5000
     assert hookio._refused_dispatch(b"{" + event + b', "tool_name": "Agent", "n": ' + big + b"}")
     assert not hookio._refused_dispatch(b"{" + event + b', "tool_name": "Bash", "n": ' + big + b"}")
+
+
+# -- the watchdog: every hook within its time budget -------------------------------------------
+
+DISPATCH = {"hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": {"prompt": "x"}}
+
+
+def run_within(payload: dict, handler, budget: float, project: Path) -> tuple[int, str, str, float]:
+    """`run` with `budget` seconds; also the CPU-independent wall time the run took."""
+    out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
+    code = run(
+        handler,
+        stdin=io.BytesIO(json.dumps(payload).encode()),
+        stdout=out,
+        stderr=err,
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+        budget=budget,
+    )
+    return code, out.getvalue(), err.getvalue(), time.monotonic() - start
+
+
+def sleeper(seconds: float):
+    def handle(event: HookEvent) -> Outcome:
+        time.sleep(seconds)
+        return Outcome(decision="allow")
+
+    return handle
+
+
+def test_a_dispatch_that_runs_past_its_budget_is_denied(project):
+    code, out, err, took = run_within(DISPATCH, sleeper(30), 0.2, project)
+
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert (code, answer["permissionDecision"]) == (0, "deny")
+    assert "ran past its 0.2 s budget" in answer["permissionDecisionReason"]
+    assert one_line(err) == "ctxward: PreToolUse: ran past its 0.2 s budget; gave up\n"
+    assert took < 30 / 10  # the sleep was cut short, not waited out
+
+
+def test_a_backtracking_regex_is_interrupted(project):
+    """`re` checks for signals as it backtracks: a search that would take hours is cut."""
+
+    def backtrack(event: HookEvent) -> Outcome:
+        re.match(r"(a|aa)+$", "a" * 60 + "b")  # exponential: never returns by itself
+        return Outcome(decision="allow")
+
+    code, out, _, _ = run_within(DISPATCH, backtrack, 0.2, project)
+
+    assert (code, json.loads(out)["hookSpecificOutput"]["permissionDecision"]) == (0, "deny")
+
+
+def test_an_answer_after_a_caught_alarm_came_too_late(project):
+    def stubborn(event: HookEvent) -> Outcome:
+        for _ in range(3):
+            with contextlib.suppress(Exception):  # what a best-effort step does
+                time.sleep(30)
+        return Outcome(decision="allow")
+
+    _, out, _, took = run_within(DISPATCH, stubborn, 0.2, project)
+
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert took < 30 / 10  # each sleep was cut by the next alarm
+
+
+_CATCHES_EVERYTHING = """
+import sys, time
+from ctxward import hookio
+
+def stubborn(event):
+    while True:
+        try:
+            time.sleep(30)
+        except Exception:
+            pass
+
+hookio._exit_process(hookio.run(stubborn, budget=0.2, ends_process=True))
+"""
+
+
+def test_a_hook_process_that_catches_every_alarm_is_ended_with_its_answer(project):
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _CATCHES_EVERYTHING],
+        input=json.dumps(DISPATCH).encode(),
+        capture_output=True,
+        timeout=60,
+        env={"CLAUDE_PROJECT_DIR": str(project), "PYTHONPATH": str(LIB), "HOME": str(project)},
+    )
+    took = time.monotonic() - start
+
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert done.stderr.decode() == "ctxward: PreToolUse: ran past its 0.2 s budget; gave up\n"
+    assert took < 30 / 2
+
+
+@pytest.mark.parametrize("event", ["PreCompact", "PostCompact", "UserPromptSubmit"])
+def test_any_other_hook_gives_up_quietly(project, event):
+    code, out, err, _ = run_within({"hook_event_name": event}, sleeper(30), 0.2, project)
+
+    assert (code, out) == (0, "")
+    assert one_line(err) == f"ctxward: {event}: ran past its 0.2 s budget; gave up\n"
+
+
+def test_the_work_after_the_answer_costs_only_itself(project):
+    done = []
+
+    def slow_after() -> None:
+        time.sleep(30)
+        done.append(True)
+
+    def handle(event: HookEvent) -> Outcome:
+        return Outcome(plain="the rules\n", after=slow_after)
+
+    code, out, err, took = run_within({"hook_event_name": "PreCompact"}, handle, 0.3, project)
+
+    assert (code, out, done) == (0, "the rules\n", [])
+    assert one_line(err) == "ctxward: PreCompact: after the answer: ran past its 0.3 s budget\n"
+    assert took < 30 / 10
+
+
+def test_a_failure_after_the_answer_leaves_the_answer_standing(project):
+    def handle(event: HookEvent) -> Outcome:
+        return Outcome(plain="the rules\n", after=lambda: boom(event))
+
+    code, out, err = hookio.run_in_memory(
+        b'{"hook_event_name": "PreCompact"}', {"CLAUDE_PROJECT_DIR": str(project)}, handle
+    )
+
+    assert (code, out) == (0, "the rules\n")
+    assert "internal error in PreCompact: RuntimeError: boom with a second line" in one_line(err)
+
+
+def test_the_previous_alarm_handler_and_timer_are_put_back(project):
+    calls = []
+
+    def mine(signum: int, frame: object) -> None:
+        calls.append(signum)
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 60)
+        _, out, _, took = run_within(DISPATCH, sleeper(30), 0.2, project)
+        left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+        handler = signal.getsignal(signal.SIGALRM)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert handler is mine and calls == []
+    assert 0 < left <= 60 - took + 0.01  # still counting down where it was
+
+
+def test_an_earlier_timer_still_fires_its_own_handler(project):
+    class Deadline(BaseException):
+        pass
+
+    def expire(signum, frame):
+        raise Deadline
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(Deadline):
+            run_within(DISPATCH, sleeper(30), 10, project)
+        assert signal.getsignal(signal.SIGALRM) is expire
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_outside_the_main_thread_there_is_no_watchdog(project):
+    import threading
+
+    results = []
+    thread = threading.Thread(
+        target=lambda: results.append(run_within(DISPATCH, sleeper(0.5), 0.1, project))
+    )
+    thread.start()
+    thread.join()
+
+    ((code, out, err, _),) = results
+    assert (code, out, err) == (0, json.dumps(_allow()) + "\n", "")  # no alarm can be set there
+
+
+def _allow() -> dict:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}

@@ -713,22 +713,155 @@ def test_scrub_imports_only_the_standard_library() -> None:
     ), imports
 
 
-def test_pathological_inputs_stay_linear() -> None:
+# -- linear time -------------------------------------------------------------------------------
+
+# What the scrubber's speed is measured against: technical prose with the key words and flags
+# an agent's text has, and no secret.
+PROSE = (
+    "The build failed on the token refresh test; I fixed the key rotation and re-ran pytest -q "
+    "--maxfail=1 with the cache cleared. See https://example.com/docs/auth for the password "
+    "policy and the api key scopes. Next: update the config loader, keep the secret manager "
+    "mocked, and run `git log --oneline -5` before the review.\n"
+)
+# Repeated to 1 MB, each of these cost a rule far more than prose: `eyJ` took the JWT rule 15 s
+# (it ran through 8 KB of header from every `eyJ`), a run of dashes the flag rule 1.5 s; the
+# others are each rule's own prefix and alphabet, and the shapes that make it backtrack.
+ADVERSARIAL = [
+    "eyJ",
+    "eyJ" * 4 + ".",
+    "eyJ" + "a" * 40 + ".",
+    "-",
+    "-" * 90 + " ",
+    "--passpass",
+    "pass",
+    "password=",
+    'token="',
+    "secret: ",
+    "x" * 60 + "token: ",
+    "-u=",
+    "heroku",
+    "://:",
+    "://" + "a" * 300 + ":",
+    "BEGIN " + "-" * 30,
+    "-----BEGIN " + PEM_RSA + "-----\n",
+    "PuTTY-User-Key-File-2: x\n",
+    "AKIA",
+    " ",
+    "bearer ",
+    "authorization: basic ",
+    "machine ",
+    "<pass>",
+    "sk-" + "eyJ" * 7 + ":",
+]
+
+
+def repeated(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def cpu_seconds(text: str, runs: int = 1) -> float:
+    """The fastest of `runs` scrubs of `text`, in CPU time (other processes do not count)."""
     import time
 
-    texts = [
-        " " * 200_000,
-        "password=" * 20_000,
-        "-----BEGIN " + PEM_RSA + "-----\n" + "A" * 200_000,
-        "eyJ" + "a" * 100_000 + ".eyJ" + "b" * 100_000,
-        "://" + ":" * 100_000 + "@",
-        "token" * 40_000,
-        ("x" * 60 + "token: ") * 3_000,
-    ]
-    for text in texts:
-        start = time.perf_counter()
+    best = float("inf")
+    for _ in range(runs):
+        start = time.process_time()
         scrub(text)
-        assert time.perf_counter() - start < 2.0, text[:40]
+        best = min(best, time.process_time() - start)
+    return best
+
+
+@pytest.fixture(scope="module")
+def prose_seconds() -> float:
+    return cpu_seconds(repeated(PROSE, 1_000_000), runs=3)
+
+
+@pytest.mark.parametrize("unit", ADVERSARIAL, ids=repr)
+def test_adversarial_repeats_scrub_in_linear_time(unit: str, prose_seconds: float) -> None:
+    """Ten times the text takes about ten times as long (a quadratic rule: a hundred), and a
+    megabyte of it costs a bounded multiple of a megabyte of prose."""
+    small = cpu_seconds(repeated(unit, 100_000), runs=3)
+    large = cpu_seconds(repeated(unit, 1_000_000))
+
+    assert large <= 20 * max(small, prose_seconds / 10), (small, large)
+    assert large <= 100 * prose_seconds, (large, prose_seconds)
+
+
+_FILLERS = ["a", "A", "0", "-", "_", ".", " ", "=", ":", '"', "'", "/", "@", "\\", "Ab1", "eyJ"]
+_TAILS = ["", "=", ":", " ", '"', "@", ".", '="', "\n"]
+_STARTS = {"slack_token": "xoxb-", "aws_access_key_id": "AKIA"}  # the rules without an anchor
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", scrub_module.RULES, ids=lambda rule: rule.name)
+def test_every_rule_is_linear_on_repeats_of_its_own_prefix(
+    rule: scrub_module.Rule, prose_seconds: float
+) -> None:
+    """Each rule, alone, on the worst of ~500 repeated units built from its anchor, a run of one
+    character class and a terminator: that unit at 100 KB and at 1 MB."""
+    import time
+
+    def cost(text: str, runs: int = 1) -> float:
+        lowered = text.lower()
+        best = float("inf")
+        for _ in range(runs):
+            start = time.process_time()
+            list(rule.find(text, lowered))
+            best = min(best, time.process_time() - start)
+        return best
+
+    start = rule.anchor or _STARTS[rule.name]
+    units = [
+        start + filler * count + tail
+        for filler in _FILLERS
+        for count in (0, 1, 7, 45, 100)
+        for tail in _TAILS
+    ]
+    worst = max(units, key=lambda unit: cost(repeated(unit, 20_000)))
+    small = cost(repeated(worst, 100_000), runs=3)
+    large = cost(repeated(worst, 1_000_000))
+
+    assert large <= 20 * max(small, prose_seconds / 10), (worst, small, large)
+    assert large <= 150 * prose_seconds, (worst, large, prose_seconds)
+
+
+_LONG_PIECES = [
+    *("eyJ", ".", "eyJhbGciOiJIUzI1", "a" * 8, "-", "_", " ", "=", "x"),
+    *("a" * 4000, "b" * 4092, "-" * 40, "-" * 93, "-" * 200, "--", "pass", "token"),
+    *("credential", "key", '"', "\\", "\t", "\n", "A1b2C3d4E5f6G7h8"),
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from(_LONG_PIECES), max_size=12))
+def test_the_linear_finders_find_what_the_regex_finds(pieces: list[str]) -> None:
+    """`_jwt_matches` and `_flag_matches` skip the starts that cannot match: the redactions are
+    those of every rule's plain `finditer` (`_every_rule`), long runs and length caps included."""
+    text = "".join(pieces)
+    assert find(text) == _every_rule(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from([*_LONG_PIECES, "a" * 39, "-" * 41, "s", "pw"]), max_size=10)
+)
+def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
+    """`_CLI_FLAG`'s lookahead only turns away starts the key word search fails on anyway."""
+    guarded = scrub_module._CLI_FLAG
+    plain = guarded.replace("(?![-0-9_bd-jlmnoq-ru-z]{41})", "", 1)
+    assert plain != guarded
+    text = "".join(pieces).lower()
+    found = [(m.span(), m.groupdict()) for m in re.finditer(guarded, text)]
+    assert found == [(m.span(), m.groupdict()) for m in re.finditer(plain, text)]
+
+
+@pytest.mark.parametrize("header", [8, 8189, 8190, 8191, 8192, 8193, 8200])
+@pytest.mark.parametrize("before", ["", "eyJ", "eyJeyJ", "x", "eyJ" + "c" * 9000])
+def test_the_jwt_finder_keeps_the_header_cap(header: int, before: str) -> None:
+    pattern = re.compile(scrub_module._JWT)
+    text = before + "eyJ" + "a" * header + ".eyJ" + "b" * 20 + ".sig"
+    found = [m.span() for m in scrub_module._jwt_matches(pattern, text)]
+    assert found == [m.span() for m in pattern.finditer(text)]
 
 
 # -- properties --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ the rest of the module. `Config.as_dict()` keeps the field order the classes ann
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +238,12 @@ def config_path(project: Project) -> Path:
 
 
 def load(project: Project) -> Config:
-    """The project's config: defaults when there is no file; BadInput for a bad one."""
+    """The project's config: defaults when there is no file; BadInput for a bad one.
+
+    A file larger than `limits.MAX_CONFIG_BYTES` is refused unread: every sub-agent call reads
+    the config, and YAML this large takes seconds to parse (a committed 4 MB file: 14 s, past
+    the host's timeout for the dispatch guard).
+    """
     path = config_path(project)
     if not path.is_file():
         return Config()
@@ -245,10 +251,13 @@ def load(project: Project) -> Config:
 
     source = project.relative(path)
     from ctxward.fsutil import read_regular
+    from ctxward.limits import MAX_CONFIG_BYTES
 
     try:
-        text = read_regular(path).decode("utf-8")
-    except OSError as exc:  # replaced by a FIFO since the check above, say
+        text = read_regular(path, limit=MAX_CONFIG_BYTES).decode("utf-8")
+    except OSError as exc:  # too large; replaced by a FIFO since the check above, say
+        if exc.errno == errno.EFBIG:
+            raise BadInput(f"{source}: refused: {exc.strerror} (a config is a few lines)") from None
         raise BadInput(f"{source}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise BadInput(f"{source}: not UTF-8 (byte {exc.start})") from None

@@ -96,3 +96,8 @@ class Escalated(CtxwardError):
 
 class HookInputError(CtxwardError):
     """The host sent something a hook cannot read (bad JSON, wrong type, unknown event)."""
+
+
+class BudgetExceeded(CtxwardError):
+    """A hook ran past its time budget (`limits.BUDGET_SECONDS`): raised by hookio's watchdog,
+    which then denies the dispatch or lets the hook give up quietly."""

@@ -30,7 +30,16 @@ stderr line is still written), when:
   JSON (or not UTF-8) from any other event's, so it exits 1 for them as for every other event;
   but well-formed JSON refused for its size, its depth, a lone surrogate or an integer too long
   is denied when it is a sub-agent call (`_refused_dispatch`): the model writes the tool input,
-  and an oversized one must not pass by exit 1.
+  and an oversized one must not pass by exit 1;
+- the handler runs out of its time budget (`ctxward.limits.BUDGET_SECONDS`: 5 s of the host's
+  10 s). A hook the host stops waiting for does not block: the dispatch would run unmeasured.
+
+Every hook runs under a watchdog (`_Watchdog`) from the start of `run`: past its budget it is
+interrupted wherever it is, a backtracking regex or a YAML parse included. The dispatch guard
+then denies as above; every other hook gives up quietly: exit 0, one stderr line. An answer
+already written stays written: an Outcome's `after` work (PreCompact's handoff and session
+summary) runs once the answer is out, so the rules reach the summarizer however long the rest
+would have taken. The hot path below (`_needs_no_answer`) runs before `run`, outside it.
 
 With `host="opencode"` a failure is exit 1 as usual: the OpenCode plugin blocks the task call
 itself on any non-zero exit.
@@ -55,13 +64,14 @@ import io
 import json
 import os
 import sys
+import time
 
-from ctxward.errors import CtxwardError, HookInputError, digits_problem
+from ctxward.errors import BudgetExceeded, CtxwardError, HookInputError, digits_problem
 
 # `typing.TYPE_CHECKING` without importing typing: this module is the hot path's first import.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import IO, Any, NoReturn
 
     from ctxward.hooktypes import NOTHING as NOTHING
@@ -94,6 +104,108 @@ _OBSERVED_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
 _TYPES = frozenset({"HookEvent", "Outcome", "Handler", "NOTHING"})
+
+
+# Once the budget is spent the watchdog raises again at this interval until the hook is out, so
+# an `except Exception` on the way (the best-effort steps have some) cannot hold it back; in a
+# hook process, one that still runs _LAST_RESORT seconds later is ended from the alarm itself.
+_WATCHDOG_REPEAT = 0.05
+_LAST_RESORT = 1.0
+
+
+class _Watchdog:
+    """A SIGALRM timer that raises BudgetExceeded in the main thread when the budget runs out.
+
+    CPython runs a signal handler between bytecodes, and `re` and the YAML parser check for
+    signals as they go, so even a call that would run for minutes is interrupted. `run` may be
+    called in-process (tests, `ctxward hook`): the watchdog does nothing outside the main
+    thread or where the platform has no SIGALRM, and it puts back the previous handler and
+    timer when it ends. A timer already running (a test's deadline, say) keeps its deadline:
+    when it comes first, its own handler is called.
+
+    `expired` stays True once the budget ran out, even if the alarm was caught on the way: what
+    the handler returns that late is not an answer. `overrun`, when given, is called from the
+    alarm _LAST_RESORT seconds past the budget (it ends the process: the hook entries only).
+    """
+
+    __slots__ = ("_active", "_outer", "_previous", "deadline", "expired", "overrun", "seconds")
+
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        deadline: float | None = None,
+        overrun: Callable[[], NoReturn] | None = None,
+    ) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds if deadline is None else deadline
+        self.overrun = overrun
+        self.expired = False
+        self._active = False
+        self._previous: Any = None
+        self._outer: tuple[float, float] | None = None  # (deadline, interval) of a timer before
+
+    def __enter__(self) -> _Watchdog:
+        try:
+            import signal
+
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+        except (ImportError, AttributeError, ValueError):  # no SIGALRM; not the main thread
+            return self
+        left, interval = signal.setitimer(signal.ITIMER_REAL, 0)
+        if left > 0:
+            self._outer = (time.monotonic() + left, interval)
+        self._active = True
+        self._arm()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._disarm()
+        except BudgetExceeded:  # a last alarm on the way out: put everything back, then raise
+            self._disarm()
+            raise
+
+    def budget(self, seconds: float) -> None:
+        """Make the budget `seconds` from the start (the event is known only once read)."""
+        self.deadline += seconds - self.seconds
+        self.seconds = seconds
+        if self._active:
+            self._arm()
+
+    def _arm(self) -> None:
+        import signal
+
+        due = self.deadline if self._outer is None else min(self.deadline, self._outer[0])
+        signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-6), _WATCHDOG_REPEAT)
+
+    def _expire(self, signum: int, frame: object) -> None:
+        now = time.monotonic()
+        if self._outer is not None and now >= self._outer[0] - 0.001:
+            self._outer = None  # its deadline came first: its handler decides what happens
+            if callable(self._previous):
+                self._previous(signum, frame)
+            self._arm()
+            return
+        if not self._active or now < self.deadline - 0.001:
+            return
+        self.expired = True
+        if self.overrun is not None and now >= self.deadline + _LAST_RESORT:
+            self.overrun()
+        raise BudgetExceeded(f"ran past its {self.seconds:g} s budget")
+
+    def _disarm(self) -> None:
+        if not self._active:
+            return
+        import signal
+
+        self._active = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        previous = signal.SIG_DFL if self._previous is None else self._previous
+        signal.signal(signal.SIGALRM, previous)
+        if self._outer is not None:  # the earlier timer goes on (at once if it is due)
+            due, interval = self._outer
+            signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-6), interval)
 
 
 def is_dispatch_tool(tool_name: object) -> bool:
@@ -205,6 +317,8 @@ def run(
     stderr: IO[str] | None = None,
     env: Mapping[str, str] | None = None,
     host: str = "claude",
+    budget: float | None = None,
+    ends_process: bool = False,
 ) -> int:
     """Read one event, run its handler, write the host's answer; return the exit code.
 
@@ -212,7 +326,12 @@ def run(
     the run refuse payloads of any other event (what the hooks/*.py entry points do). `host`
     other than "claude" reads and answers in that host's shape through `ctxward.hosts`
     (OpenCode's JSON, both ways: `ctxward/hosts/opencode.py`); the exit codes are the same.
+    `budget` (seconds) replaces the event's own time budget (tests of the watchdog).
+    `ends_process` (the hook entries, which exit after it): a handler still running a second
+    past its budget, having caught every alarm, is answered for and the process ended.
     """
+    from ctxward.limits import BUDGET_SECONDS
+
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
@@ -220,33 +339,49 @@ def run(
     label = event_name or "hook"
     event: HookEvent | None = None
     raw: bytes | None = None
+
+    def overrun() -> NoReturn:
+        problem = f"ran past its {watchdog.seconds:g} s budget"
+        _exit_process(_out_of_time(problem, label, host, event, raw, event_name, stdout, stderr))
+
+    # Until the payload says which event it is: the shortest budget (reading it is quick).
+    watchdog = _Watchdog(
+        budget or BUDGET_SECONDS.get(label, min(BUDGET_SECONDS.values())),
+        overrun=overrun if ends_process else None,
+    )
     try:
-        raw = stdin.read(MAX_PAYLOAD_BYTES + 1)
-        if host == "claude":
-            event = read_event(raw, env, expected=event_name)
-        else:
-            from ctxward.hosts import adapter_for
+        with watchdog:
+            raw = stdin.read(MAX_PAYLOAD_BYTES + 1)
+            if host == "claude":
+                event = read_event(raw, env, expected=event_name)
+            else:
+                from ctxward.hosts import adapter_for
 
-            adapter = adapter_for(host)
-            event = adapter.read_event(raw, env, expected=event_name)
-        label = event.name
-        if handler is None:
-            from ctxward.events import handler_for
+                adapter = adapter_for(host)
+                event = adapter.read_event(raw, env, expected=event_name)
+            label = event.name
+            watchdog.budget(budget or BUDGET_SECONDS.get(label, watchdog.seconds))
+            if handler is None:
+                from ctxward.events import handler_for
 
-            handler = handler_for(event.name)
-        if event.project.anchored or event.name == "PreToolUse":
-            from ctxward.fsutil import sweep_after_writes
+                handler = handler_for(event.name)
+            if event.project.anchored or event.name == "PreToolUse":
+                from ctxward.fsutil import sweep_after_writes
 
-            with sweep_after_writes(event.project.state_dir, event.project.plans_dir):
-                outcome = handler(event)
-        else:  # not a project: nothing of ours to read, and no .ctxward/ is made in it
-            from ctxward.hooktypes import NOTHING
+                with sweep_after_writes(event.project.state_dir, event.project.plans_dir):
+                    outcome = handler(event)
+            else:  # not a project: nothing of ours to read, and no .ctxward/ is made in it
+                from ctxward.hooktypes import NOTHING
 
-            outcome = NOTHING
-        if host == "claude":
-            answer = render_outcome(event.name, outcome)
-        else:
-            answer = adapter.render_outcome(event, outcome)
+                outcome = NOTHING
+            if host == "claude":
+                answer = render_outcome(event.name, outcome)
+            else:
+                answer = adapter.render_outcome(event, outcome)
+        if watchdog.expired:  # the alarm was caught on the way: this answer came too late
+            raise BudgetExceeded(f"ran past its {watchdog.seconds:g} s budget")
+    except BudgetExceeded as exc:
+        return _out_of_time(str(exc), label, host, event, raw, event_name, stdout, stderr)
     except CtxwardError as exc:
         stderr.write(f"ctxward: {label}: {_one_line(str(exc))}\n")
         if host == "claude" and _guards_dispatch(raw, event_name):
@@ -259,9 +394,73 @@ def run(
         if host == "claude" and _guards_dispatch(raw, event_name):
             return _deny_unchecked(f"internal error: {problem} (details: {where})", stdout)
         return 1
+    # Written with no alarm armed: an answer cut in half would be no answer (for a dispatch,
+    # an allow).
     stdout.write(answer)
     stdout.flush()
+    if outcome.after is not None:
+        _after_answer(outcome.after, watchdog, event, env, stderr)
     return 0
+
+
+def _after_answer(
+    work: Callable[[], None],
+    watchdog: _Watchdog,
+    event: HookEvent,
+    env: Mapping[str, str],
+    stderr: IO[str],
+) -> None:
+    """An Outcome's `after` work, in what is left of the budget; the answer is out and stands,
+    so whatever happens here is one stderr line at most (and the exit code stays 0)."""
+    problem = f"ran past its {watchdog.seconds:g} s budget"
+    try:
+        if time.monotonic() >= watchdog.deadline:
+            raise BudgetExceeded(problem)
+        with _Watchdog(
+            watchdog.seconds, deadline=watchdog.deadline, overrun=watchdog.overrun and _quit
+        ) as after:
+            work()
+        if after.expired:
+            raise BudgetExceeded(problem)
+    except CtxwardError as exc:  # BudgetExceeded included
+        stderr.write(f"ctxward: {event.name}: after the answer: {_one_line(str(exc))}\n")
+    except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
+        where = _log_traceback(event, event.name, env)
+        problem = _one_line(f"{type(exc).__name__}: {exc}")
+        stderr.write(f"ctxward: internal error in {event.name}: {problem} (details: {where})\n")
+
+
+def _quit() -> NoReturn:
+    """The end of a hook process whose answer is already out (`_after_answer`'s last resort)."""
+    _exit_process(0)
+
+
+def _out_of_time(
+    problem: str,
+    label: str,
+    host: str,
+    event: HookEvent | None,
+    raw: bytes | None,
+    event_name: str | None,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """The watchdog's end of a run: a dispatch is denied (exit 1 for OpenCode, whose plugin
+    then blocks the task); any other hook gives up quietly, exit 0, one stderr line."""
+    stderr.write(f"ctxward: {label}: {problem}; gave up\n")
+    if event is not None:
+        dispatch = event.name == "PreToolUse" and is_dispatch_tool(event.data.get("tool_name"))
+    else:
+        dispatch = _guards_dispatch(raw, event_name)
+    if not dispatch:
+        return 0
+    if host != "claude":
+        return 1
+    return _deny_unchecked(
+        f"it {problem}: a call this large or this unusual cannot be measured in time; send "
+        f"less, or put the text in a file and pass its path",
+        stdout,
+    )
 
 
 def _guards_dispatch(raw: bytes | None, event_name: str | None) -> bool:
@@ -418,7 +617,7 @@ def _answer_and_exit(raw: bytes, event_name: str | None) -> NoReturn:
     frees at once everything that is not in a cycle, and what is left dies with the process.
     """
     gc.disable()
-    _exit_process(run(event_name=event_name, stdin=io.BytesIO(raw)))
+    _exit_process(run(event_name=event_name, stdin=io.BytesIO(raw), ends_process=True))
 
 
 def _exit_process(code: int) -> NoReturn:

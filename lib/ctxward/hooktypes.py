@@ -123,13 +123,16 @@ class HookEvent(Value):
 class Outcome(Value):
     """What a handler decided; `render_outcome` turns it into the host's stdout."""
 
-    __slots__ = ("context", "decision", "notice", "plain", "reason", "updated_input")
+    __slots__ = ("after", "context", "decision", "notice", "plain", "reason", "updated_input")
     context: str | None  # for the model (hookSpecificOutput.additionalContext)
     notice: str | None  # for the user only (systemMessage)
     plain: str | None  # raw stdout (PreCompact: appended to the summarizer's prompt)
     decision: str | None  # PreToolUse: "allow" or "deny"; SubagentStop: "block"
     reason: str | None  # the deny's permissionDecisionReason, or the block's reason
     updated_input: Mapping[str, Any] | None  # PreToolUse: the tool input to run instead
+    # Best-effort work that `hookio.run` does once the answer is written, within what is left
+    # of the hook's time budget (PreCompact: the session summary, after the rules are out).
+    after: Callable[[], None] | None
 
     def __init__(
         self,
@@ -139,6 +142,7 @@ class Outcome(Value):
         decision: str | None = None,
         reason: str | None = None,
         updated_input: Mapping[str, Any] | None = None,
+        after: Callable[[], None] | None = None,
     ) -> None:
         self._set(
             context=context,
@@ -147,6 +151,7 @@ class Outcome(Value):
             decision=decision,
             reason=reason,
             updated_input=updated_input,
+            after=after,
         )
 
 

@@ -122,9 +122,11 @@ class Plan(Value):
 
     def fresh_payload(self) -> str | None:
         """The payload's text when its header names the current invariants.md's sha256."""
-        try:
-            text = read_regular(self.payload_path).decode("utf-8")
-        except (OSError, UnicodeDecodeError):  # missing, unreadable, not ours
+        from ctxward.limits import MAX_PLAN_BYTES
+
+        try:  # a payload is its plan's rules again: one far larger than a plan is not ours
+            text = read_regular(self.payload_path, limit=2 * MAX_PLAN_BYTES).decode("utf-8")
+        except (OSError, UnicodeDecodeError):  # missing, unreadable, not ours, too large
             return None
         match = _PAYLOAD_SOURCE.match(text.split("\n", 1)[0])
         return text if match and match.group(1) == self.source_sha256 else None
@@ -389,11 +391,17 @@ _FIELD_LABELS = (
 
 
 def load_plan(folder: Path, label: str | None = None) -> Plan:
-    """Read one plan folder's invariants.md (`label` names it in errors; default: its path)."""
+    """Read one plan folder's invariants.md (`label` names it in errors; default: its path).
+
+    A plan past `limits.MAX_PLAN_BYTES` or `MAX_PLAN_RULES` is refused (BadInput): every
+    compaction hook reads, distils and checks every plan, within its time budget.
+    """
+    from ctxward.limits import MAX_PLAN_BYTES, MAX_PLAN_RULES
+
     path = folder / INVARIANTS_FILE
     name = label or str(path)
     try:
-        raw = read_regular(path)
+        raw = read_regular(path, limit=MAX_PLAN_BYTES)
     except FileNotFoundError:
         raise  # completed since it was listed: load_plans skips it
     except OSError as exc:  # unreadable (EACCES), a folder
@@ -402,10 +410,14 @@ def load_plan(folder: Path, label: str | None = None) -> Plan:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{name}: not UTF-8 (byte {exc.start})") from None
+    sections = tuple(parse_sections(text))
+    rules = sum(len(section.rules) for section in sections)
+    if rules > MAX_PLAN_RULES:
+        raise BadInput(f"{name}: cannot read: {rules:,} rules, more than {MAX_PLAN_RULES:,}")
     return Plan(
         slug=folder.name,
         folder=folder,
-        sections=tuple(parse_sections(text)),
+        sections=sections,
         source_sha256=sha256_hex(raw),
     )
 
@@ -627,7 +639,6 @@ def all_rules(plans: Iterable[Plan]) -> list[RuleRef]:
 
 # --- survival ---------------------------------------------------------------------------------
 
-_ANALYSIS_BLOCK = re.compile(r"<analysis>.*?</analysis>", re.DOTALL)
 _SUMMARY_BLOCK = re.compile(r"<summary>(.*?)(?:</summary>|\Z)", re.DOTALL)
 
 
@@ -637,9 +648,24 @@ def summary_text(compact_summary: str) -> str:
     Claude Code strips the <analysis> block before handing the summary to the model (with or
     without a <summary> block), so a rule that survives only in the analysis did not survive.
     """
-    kept = _ANALYSIS_BLOCK.sub("", compact_summary)
+    kept = _without_analysis(compact_summary)
     blocks = _SUMMARY_BLOCK.findall(kept)
     return "\n".join(blocks) if blocks else kept
+
+
+def _without_analysis(text: str) -> str:
+    """`re.sub(r"<analysis>.*?</analysis>", "", text, flags=re.DOTALL)` in linear time: that
+    regex scans to the end of the text from every unclosed `<analysis>` (100 KB of them: 9 s)."""
+    kept = []
+    cursor = 0
+    while (start := text.find("<analysis>", cursor)) >= 0:
+        end = text.find("</analysis>", start + len("<analysis>"))
+        if end < 0:
+            break  # no later tag is closed either
+        kept.append(text[cursor:start])
+        cursor = end + len("</analysis>")
+    kept.append(text[cursor:])
+    return "".join(kept)
 
 
 def normalise(text: str) -> str:

@@ -10,6 +10,15 @@ through the text in C and Python only sees real candidates. Each candidate is th
 the rule's validator (placeholders, masked values, documentation examples, code references),
 overlapping spans are merged, and the spans are replaced from the left.
 
+How it stays linear (a hook scrubs whatever a prompt or a transcript holds, within its time
+budget): Python's `re` backtracks, and a rule that scans a bounded run after its anchor costs
+that run again at every anchor inside it. Where nothing after the run could start inside it,
+the run is matched atomically, `(?=(?P<name>[...]{0,n}))(?P=name)`, so a failed try gives none
+of it back (the generic key tails, heroku, curl -u). Where the run is long (a JWT header: 8 KB),
+a rule's own finder skips the starts that cannot match and yields exactly finditer's matches
+(`Rule.matches`: `_jwt_matches`, `_flag_matches`). tests/test_scrub.py feeds every rule
+repeats of its own prefix and alphabet at 100 KB and 1 MB, and bounds the time as a ratio.
+
 How it stays cheap to import (hooks import it in a fresh interpreter each time): no regex is
 compiled at import. A rule runs only when one of its anchors occurs in the text (a substring
 search), and its regex, like the validators' helper regexes, is compiled on first use (`_regex`).
@@ -42,6 +51,7 @@ if TYPE_CHECKING:
         replacement: str
 
     Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
+    Matcher = Callable[["re.Pattern[str]", str], Iterator["re.Match[str]"]]
 
 REPLACEMENT = "[REDACTED:{type}]"
 
@@ -124,10 +134,16 @@ class Rule:
     up to 3x slower on two- or three-character needles (bench/scrub_throughput.py).
     """
 
-    __slots__ = ("_anchor_pattern", "anchor", "name", "on_lowered", "pattern", "vet")
+    __slots__ = ("_anchor_pattern", "anchor", "matches", "name", "on_lowered", "pattern", "vet")
 
     def __init__(
-        self, name: str, pattern: str, on_lowered: bool, vet: Vetter, anchor: str | None
+        self,
+        name: str,
+        pattern: str,
+        on_lowered: bool,
+        vet: Vetter,
+        anchor: str | None,
+        matches: Matcher | None = None,
     ) -> None:
         self.name = name
         self.pattern = pattern  # the source; compiled on first use
@@ -135,6 +151,9 @@ class Rule:
         self.vet = vet
         self.anchor = anchor  # looked for in the text the pattern runs on (lowered or not)
         self._anchor_pattern = re.escape(anchor) if anchor is not None else None
+        # `pattern.finditer(haystack)`, or a function that yields exactly the same matches in
+        # linear time where the regex engine alone would not (`_jwt_matches`).
+        self.matches = matches
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r})"
@@ -143,7 +162,11 @@ class Rule:
         haystack = lowered if self.on_lowered else text
         if self._anchor_pattern is not None and not _regex(self._anchor_pattern).search(haystack):
             return
-        for match in _regex(self.pattern).finditer(haystack):
+        pattern = _regex(self.pattern)
+        found = (
+            pattern.finditer(haystack) if self.matches is None else self.matches(pattern, haystack)
+        )
+        for match in found:
             yield from self.vet(match, text, lowered)
 
 
@@ -221,6 +244,11 @@ _MARK_SYMBOLS = (
     "0000000000",
 )
 _MARK_SHORT = r"(?:^|[^A-Za-z0-9])(?:your|Your|YOUR|fake|Fake|FAKE|dummy|Dummy|DUMMY)"
+# Every mark as it is looked for, spelled out once (each candidate a rule finds is vetted).
+_MARKS = (
+    *_MARK_SYMBOLS,
+    *(form for word in _MARK_WORDS for form in (word, word.upper(), word.capitalize())),
+)
 _REFERENCE_PREFIXES = ("$", "%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
 _SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -231,11 +259,8 @@ def is_placeholder(value: str) -> bool:
     lowered = stripped.lower()
     if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
         return True
-    if any(mark in stripped for mark in _MARK_SYMBOLS) or _regex(_MARK_SHORT).search(stripped):
+    if any(mark in stripped for mark in _MARKS) or _regex(_MARK_SHORT).search(stripped):
         return True
-    for word in _MARK_WORDS:
-        if word in stripped or word.upper() in stripped or word.capitalize() in stripped:
-            return True
     if lowered.startswith(_REFERENCE_PREFIXES):
         return True
     if len(set(lowered)) <= 2:  # xxxxxxxx, ********, aaaa-aaaa
@@ -247,14 +272,10 @@ def looks_random(value: str, minimum: int = 8) -> bool:
     """True when `value` looks machine-generated rather than a word, a name or a number."""
     if len(value) < minimum:
         return False
-    has_digit = has_lower = has_upper = False
-    for char in value:
-        if char.isdigit():
-            has_digit = True
-        elif char.islower():
-            has_lower = True
-        elif char.isupper():
-            has_upper = True
+    # No character is two of these, so each test is one scan in C (this runs on every candidate).
+    has_digit = any(map(str.isdigit, value))
+    has_lower = any(map(str.islower, value))
+    has_upper = any(map(str.isupper, value))
     if has_digit and (has_lower or has_upper):
         return True
     if has_lower and has_upper and len(value) >= 16:
@@ -357,6 +378,12 @@ _HEROKU_V2 = r"HRKU-[A-Za-z0-9_-]{20,512}"
 _AWS_KEY_ID = r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"
 _AWS_SECRET_NEARBY = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 _JWT = r"eyJ[A-Za-z0-9_-]{8,8192}\.eyJ[A-Za-z0-9_-]{8,16384}\.?[A-Za-z0-9_-]{0,8192}"
+_JWT_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_JWT_HEADER_MAX = 3 + 8192  # `eyJ` and the longest header body _JWT takes
+# Where a token's payload starts: the dot after its header, preceded by `eyJ` and 8 more header
+# characters, followed by `eyJ` and 8 payload characters (the lookbehind keeps a dense run of
+# `.eyJ` from reaching Python).
+_JWT_PAYLOAD = r"\.eyJ[A-Za-z0-9_-]{8}(?<=[A-Za-z0-9_-]{11}\.eyJ[A-Za-z0-9_-]{8})"
 
 
 def _vet_slack_webhook(
@@ -388,6 +415,35 @@ def _is_aws_secret(value: str) -> bool:
         and any(c.isdigit() or c in "/+" for c in value)
         and not is_placeholder(value)
     )
+
+
+def _jwt_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for `_JWT`, in linear time.
+
+    The regex engine tries `_JWT` at every `eyJ`, and at each it runs through up to 8,192 header
+    characters before it finds no dot: `eyJ` repeated over 1 MB took 15 s. The header's class
+    holds no dot, so the header of a match starting at `s` ends where the run of that class from
+    `s` ends; every start in one run shares that end. So look for the ends instead: each dot
+    that opens a payload (`_JWT_PAYLOAD`), and in the run before it the first `eyJ` no further
+    than the longest header. Only there can finditer's next match start, and the regex is
+    matched there (its remaining parts are optional, so it matches). Each character is looked at
+    a bounded number of times; test_scrub checks the matches are finditer's own.
+    """
+    seek = _regex(_JWT_PAYLOAD)
+    resume = 0  # where finditer would search next: no match starts before it
+    look = 11  # where the next payload's dot may be (a header takes 11 characters at least)
+    floor = 0  # the header run before a dot starts after the previous dot
+    while (dot := seek.search(text, look)) is not None:
+        at = dot.start()
+        before = text[max(resume, floor, at - _JWT_HEADER_MAX) : at]
+        run_start = at - (len(before) - len(before.rstrip(_JWT_CHARS)))
+        start = text.find("eyJ", run_start, at - 8)
+        match = pattern.match(text, start) if start >= 0 else None
+        look = floor = at + 1
+        if match is not None:
+            yield match
+            resume = match.end()
+            look = resume + 11
 
 
 def _vet_jwt(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
@@ -490,7 +546,8 @@ def _b64_text(value: str) -> str:
 # -- heroku (needs its name nearby) -------------------------------------------------------------
 
 _HEROKU = (
-    r"heroku[a-z0-9_.-]{0,30}[\"']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}[\"']?(?P<value>" + _UUID + ")"
+    r"heroku(?=(?P<key>[a-z0-9_.-]{0,30}))(?P=key)"  # atomic (module doc)
+    r"[\"']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}[\"']?(?P<value>" + _UUID + ")"
 )
 
 
@@ -613,15 +670,21 @@ _SEPARATOR = (
     r"\\{0,8}[\"'`]?\]?[ \t]{0,8}"
     r"(?::=|=>|:[ \t]*[a-z_][a-z0-9_.\[\], |]{0,40}?[ \t]+=[ \t]|=(?![=~>])|:(?![:/\\]))"
 )
-_NAME_TAIL = r"[a-z0-9_.-]{0,48}"
+_NAME_TAIL = r"(?=(?P<tail>[a-z0-9_.-]{0,48}))(?P=tail)"  # atomic (module doc)
 _GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
-_GENERIC = tuple(
-    f"(?P<word>{word})(?P<tail>{_NAME_TAIL}){_SEPARATOR}{_VALUE}" for word in _GENERIC_WORDS
-)
+_GENERIC = tuple(f"(?P<word>{word}){_NAME_TAIL}{_SEPARATOR}{_VALUE}" for word in _GENERIC_WORDS)
 _CLI_FLAG = (
-    r"--(?P<name>[a-z0-9_-]{0,40}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_-]{0,40})"
+    # First a cheap look for what the key word search would scan in vain: 41 name characters
+    # that start none of its words (a run of dashes).
+    r"--(?![-0-9_bd-jlmnoq-ru-z]{41})"
+    r"(?P<name>[a-z0-9_-]{0,40}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_-]{0,40})"
     r"(?:=|[ \t]+)" + _VALUE
 )
+# A flag's name is the rest of its run of name characters, so a match starts at most this far
+# from that run's end: `--`, 40, the longest key word (`credential`), 40.
+_FLAG_REACH = 2 + 40 + 10 + 40
+# A `--` too far from the end of its run, to that end (the search jumps from `--` to `--`).
+_DEAD_FLAG = f"--[a-z0-9_-]{{{_FLAG_REACH - 1},}}"
 _XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
     r"(?P<bare>[^<\s]{1,1024})</"
@@ -655,6 +718,31 @@ def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tupl
         kind = kind if kind == "aws_secret_access_key" else "env_export"
         prefix = ""
     yield from _vet_value(match, text, kind, at_line_start=prefix in _LINE_PREFIXES)
+
+
+def _flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for `_CLI_FLAG`, in linear time.
+
+    The regex engine tries `_CLI_FLAG` at every `--`; in a run of dashes (or of any name
+    characters) each try walks 40 characters back and forth for a key word, 1 MB of `-` took
+    1.5 s. A start further than `_FLAG_REACH` from the end of its run cannot match, so from
+    the first such `--` of a run (`_DEAD_FLAG`) to `_FLAG_REACH` before the run's end, the
+    characters are replaced by NUL before the search: no try starts there. That changes no
+    match: a name never reaches them, and everywhere else in the pattern (the separator, the
+    value) NUL and the name characters are alike (none is a space, a quote or a backslash).
+    `_vet_flag` reads the name group (never masked) and the value from the original text.
+    """
+    dead = [found.span() for found in _regex(_DEAD_FLAG).finditer(text)]
+    if not dead:
+        return pattern.finditer(text)
+    pieces = []
+    cursor = 0
+    for start, end in dead:
+        pieces.append(text[cursor:start])
+        cursor = end - _FLAG_REACH
+        pieces.append("\0" * (cursor - start))
+    pieces.append(text[cursor:])
+    return pattern.finditer("".join(pieces))
 
 
 def _vet_flag(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
@@ -724,7 +812,10 @@ def _is_ui_text(value: str) -> bool:
 
 
 # curl -u user:password, and .netrc lines.
-_CURL_USER = r"-(?:u|-user)[ =][\"']?(?P<user>[^\s:\"'/$]{1,64}):(?P<value>[^\s\"'@]{4,256})"
+_CURL_USER = (
+    r"-(?:u|-user)[ =][\"']?(?=(?P<user>[^\s:\"'/$]{1,64}))(?P=user)"  # atomic (module doc)
+    r":(?P<value>[^\s\"'@]{4,256})"
+)
 _NETRC = (
     r"machine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+"
     r"(?P<value>[^\s\\\"']{1,512})"
@@ -765,13 +856,13 @@ RULES: tuple[Rule, ...] = (
     Rule("aws_access_key_id", _AWS_KEY_ID, False, _vet_aws_key_id, None),  # AKIA, ASIA, ...
     Rule("heroku_v2", _HEROKU_V2, False, _token_vetter("heroku_api_key", 5), "HRKU-"),
     Rule("heroku", _HEROKU, True, _vet_heroku, "heroku"),
-    Rule("jwt", _JWT, False, _vet_jwt, "eyJ"),
+    Rule("jwt", _JWT, False, _vet_jwt, "eyJ", _jwt_matches),
     Rule("url", _URL_CREDENTIALS, False, _vet_url, "://"),
     Rule("bearer", _BEARER, True, _vet_bearer, "bearer"),
     Rule("authorization", _AUTHORIZATION, True, _vet_authorization, "authorization"),
     Rule("curl_user", _CURL_USER, False, _vet_curl_user, "-u"),  # -u and --user
     Rule("netrc", _NETRC, True, _vet_netrc, "machine"),
-    Rule("cli_flag", _CLI_FLAG, True, _vet_flag, "--"),
+    Rule("cli_flag", _CLI_FLAG, True, _vet_flag, "--", _flag_matches),
     Rule("xml", _XML, True, _vet_flag, "</"),
     *(
         Rule(f"generic_{w}", p, True, _vet_generic, w)

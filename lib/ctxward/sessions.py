@@ -511,6 +511,7 @@ class _Extractor:
         self.session_id = ""
         self.started = self.ended = ""
         self.content_bytes = 0
+        self.scanned = 0  # characters of message text read (`_scanned`)
         self.messages = 0
         self.users = self.assistants = 0
         self.redactions = 0
@@ -555,7 +556,7 @@ class _Extractor:
             return
         from ctxward.scrub import scrub
 
-        text, redactions = scrub(text)
+        text, redactions = scrub(self._scanned(text))
         self.redactions += len(redactions)
         ident = (message.id or record.request_id) if role == "assistant" else ""
         if not ident or ident != self.last_message:  # one response spans several lines
@@ -567,6 +568,18 @@ class _Extractor:
         self.last_message = ident
         for sentence in sentences(text):
             self._sentence(sentence, role)
+
+    def _scanned(self, text: str) -> str:
+        """The whole lines of `text` within what a summary reads of one message and of the
+        transcript (`ctxward.limits`): a hook summarizes within its time budget, and a pasted
+        megabyte says no more than its first 64 KB."""
+        from ctxward.limits import MAX_SCANNED_MESSAGE_CHARS, MAX_SCANNED_TRANSCRIPT_CHARS
+
+        room = min(MAX_SCANNED_MESSAGE_CHARS, MAX_SCANNED_TRANSCRIPT_CHARS - self.scanned)
+        if len(text) > room:
+            text = text[: text.rfind("\n", 0, max(room, 0)) + 1]
+        self.scanned += len(text)
+        return text
 
     def _count(self, message: Any) -> None:
         size = len(message.text.encode("utf-8"))

@@ -28,10 +28,15 @@ def write_report(
     trigger: str,
     compact_summary: str,
     now: datetime | None = None,
+    checked: tuple[Sequence[RuleRef], Sequence[RuleRef]] | None = None,
 ) -> Path:
-    """Check `rules` against the summary and write the report; return its path."""
+    """Check `rules` against the summary and write the report; return its path.
+
+    `checked`: (survived, missing) when the caller has checked them already (PostCompact, which
+    also needs the missing ones; each check looks for every rule in the whole summary).
+    """
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    survived, missing = check_survival(rules, compact_summary)
+    survived, missing = check_survival(rules, compact_summary) if checked is None else checked
     report = {
         "session_id": session_id,
         "trigger": trigger,

@@ -234,7 +234,10 @@ class Sandbox:
         if node:
             dirs.insert(1, Path(node).parent)
         path = os.pathsep.join(dict.fromkeys(str(d) for d in dirs))
+        # The one thing passed on: a worktree's PYTHONPATH, so that its hooks run its own lib.
+        inherited = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
         return {
+            **inherited,
             "HOME": str(self.home),
             "TMPDIR": str(self.root / "tmp"),
             "PATH": path,

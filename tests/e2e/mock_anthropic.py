@@ -24,7 +24,9 @@ The reply is chosen from the conversation, first rule that matches wins:
     The last user message contains ``E2E_DISPATCH_BYTES=<n>``. Reply with an ``Agent`` tool_use
     whose prompt is exactly n bytes (UTF-8) and runs in the foreground. The prompt is made of
     short paragraphs (under 1 KB, blank lines between), which no offload can move to a file;
-    ``E2E_DISPATCH_SHAPE=paste`` makes it the first line, a blank line, then one pasted chunk.
+    ``E2E_DISPATCH_SHAPE=paste`` makes it the first line, a blank line, then one pasted chunk;
+    ``E2E_DISPATCH_SHAPE=eyj`` makes it 300,000 bytes of ``eyJ`` paragraphs, then ``eyJ``
+    repeated as one chunk (what made the scrubber's JWT rule backtrack as C9 moved it).
 ``text``
     Anything else: a plain text reply.
 
@@ -51,6 +53,7 @@ SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH_BYTES = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
 PASTE_SHAPE = "E2E_DISPATCH_SHAPE=paste"
+EYJ_SHAPE = "E2E_DISPATCH_SHAPE=eyj"
 REPEAT_BASH = re.compile(r"E2E_REPEAT_BASH=(\d+)")
 # Fails (exit 2, file not found) and is a read-only command Claude Code runs without asking.
 REPEAT_COMMAND = "ls missing-ctxward-e2e"
@@ -131,7 +134,11 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         )
         return Reply("after_tool_result", _text(text), tokens)
     if dispatch := DISPATCH_BYTES.search(prompt):
-        task = dispatch_prompt(int(dispatch.group(1)), paste=PASTE_SHAPE in prompt)
+        size = int(dispatch.group(1))
+        if EYJ_SHAPE in prompt:
+            task = eyj_prompt(size)
+        else:
+            task = dispatch_prompt(size, paste=PASTE_SHAPE in prompt)
         call = {
             "type": "tool_use",
             "id": f"toolu_mock{next(ids):06d}",
@@ -167,6 +174,13 @@ def dispatch_prompt(size: int, *, paste: bool) -> str:
     paragraph = "filler line for a large dispatch prompt, lorem ipsum dolor sit amet.\n" * 12
     body = (paragraph + "\n") * (size // (len(paragraph) + 1) + 1)
     return (head + body)[:size]
+
+
+def eyj_prompt(size: int) -> str:
+    """`size` bytes: the marker, 300,000 bytes of `eyJ` paragraphs, then one `eyJ` chunk."""
+    head = f"{SUBAGENT_MARKER}: reply DONE.\n\n"
+    kept = ("eyJ" * 300 + "\n\n") * (300_000 // 902)
+    return (head + kept + "eyJ" * size)[:size]
 
 
 def _stop_reason(reply: Reply) -> str:

@@ -8,11 +8,18 @@ a sub-agent whose prompt has a given size and shape (see mock_anthropic.dispatch
 - 150,000 bytes (tier soft-warn): the sub-agent runs, and the model is told the tier;
 - 240,000 bytes that are one pasted chunk: C9 moves it to .ctxward/offload/, the sub-agent runs
   with a one-line pointer instead, and the file holds every moved byte.
+
+And two cloned repositories that switched the guard off by making it slow: Claude Code gives the
+hook 10 s, and a hook that takes longer does not block, so before the time bounds both of these
+dispatches ran. A committed 4 MB `.ctxward/config.yaml` (15 s to load on every call) is now
+refused unread, and the dispatch denied with that reason; a 1.3 MB prompt of `eyJ` repeated (the
+JWT rule backtracked through the chunk C9 moves: 15 s a MB) is measured, and denied, in time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,3 +125,57 @@ def test_the_model_is_told_what_was_offloaded(turns):
     assert context, answered[-1].texts("system")
     assert "moved 1 block(s) larger than 2 KB" in context[-1], context[-1]
     assert ".ctxward/offload/" in context[-1], context[-1]
+
+
+# --- a repository that makes the guard slow -------------------------------------------------
+
+
+def big_config(size: int) -> str:
+    """`size` bytes of the YAML slowest to load per byte (tests/hardening/test_hostile_timing's
+    worst committed config): a flow list of one-item lists, 15 s to load at 4 MB."""
+    items = (size - 30) // 5
+    return "scoring:\n  ignore: [" + ", ".join(["[0]"] * items) + "]\n"
+
+
+@pytest.fixture(scope="module")
+def slow_repositories(
+    sandbox: Any, hook_settings: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Turn]:
+    harness = sys.modules["e2e_harness"]
+    folder = tmp_path_factory.mktemp("slow")
+    configured = harness.make_project(folder / "config", hook_settings)
+    (configured / ".ctxward").mkdir()
+    (configured / ".ctxward" / "config.yaml").write_text(big_config(4 * 1024 * 1024))
+    eyj = harness.make_project(folder / "eyj", hook_settings)
+    return {
+        "config": run_turn(sandbox, configured, "E2E_DISPATCH_BYTES=240000"),
+        "eyj": run_turn(sandbox, eyj, "E2E_DISPATCH_BYTES=1300000 E2E_DISPATCH_SHAPE=eyj"),
+    }
+
+
+def denied(turn: Turn) -> str:
+    """The deny reason the model read; fails when the sub-agent ran."""
+    replies = [r.reply for r in turn.requests]
+    assert replies == ["dispatch", "after_tool_result"], f"the sub-agent ran: {replies}"
+    (block,) = tool_results(turn.requests[-1])
+    assert block.get("is_error") is True, block
+    assert len(turn.result.get("permission_denials", [])) == 1, turn.result
+    return result_text(block)
+
+
+def test_a_committed_4mb_config_no_longer_lets_a_dispatch_through(slow_repositories):
+    text = denied(slow_repositories["config"])
+    assert text.startswith(DENY_PREFIX + "ctxward dispatch guard: this sub-agent call was denied")
+    assert ".ctxward/config.yaml: refused: larger than 65,536 bytes" in text, text
+
+
+def test_an_eyj_prompt_no_longer_lets_a_dispatch_through(slow_repositories):
+    turn = slow_repositories["eyj"]
+    text = denied(turn)
+    assert text.startswith(DENY_PREFIX + "PROMPT_EMERGENCY: the ctxward dispatch guard denied"), (
+        text
+    )
+    assert "(prompt 1,300,000 + other fields" in text, text
+    assert "moved 1 block(s) larger than 2 KB" in text, text  # the chunk was scrubbed and stored
+    (denial,) = turn.result["permission_denials"]
+    assert len(denial["tool_input"]["prompt"].encode()) == 1_300_000

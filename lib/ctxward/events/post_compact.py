@@ -21,19 +21,25 @@ def handle(event: HookEvent) -> Outcome:
     rules = all_rules(plans)
     if rules:
         from ctxward.config import load
+        from ctxward.invariants import check_survival
+        from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
         from ctxward.survival import write_report
 
         load(event.project)  # a broken config fails here, before the report is written
 
+        # Each rule is looked for in the whole summary: checked once, in a bounded summary.
+        summary = event.text("compact_summary")[:MAX_CHECKED_SUMMARY_CHARS]
+        survived, missing = check_survival(rules, summary)
         try:
             report = write_report(
                 event.project,
                 rules,
                 session_id=event.session_id,
                 trigger=event.text("trigger"),
-                compact_summary=event.text("compact_summary"),
+                compact_summary=summary,
+                checked=(survived, missing),
             )
-            _remember_lost(event, plans, rules, report)
+            _remember_lost(event, plans, missing, report)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
             raise CtxwardError(
                 f"survival report not written: {exc.strerror or exc}"
@@ -42,10 +48,10 @@ def handle(event: HookEvent) -> Outcome:
     return NOTHING
 
 
-def _remember_lost(event: HookEvent, plans: list[Plan], rules: list[RuleRef], report: Path) -> None:
+def _remember_lost(
+    event: HookEvent, plans: list[Plan], missing: list[RuleRef], report: Path
+) -> None:
     """The rules the summary lost wait for the next prompt (events/user_prompt_submit.py)."""
-    from ctxward.invariants import check_survival
     from ctxward.pending import remember_lost
 
-    _, missing = check_survival(rules, event.text("compact_summary"))
     remember_lost(event.project, event.session_id, plans, missing, report=report)

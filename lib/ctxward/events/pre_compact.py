@@ -9,13 +9,18 @@ not even named here (SessionStart names them to the user). A plan that cannot be
 refused (a symbolic link), is named in the instructions, and so is a payload that could not be
 written (a FIFO or a link in its place, a full disk): the others' rules go on as usual, and the
 rules of a plan whose payload failed are printed all the same, from its invariants.md.
+
+The rules come first: the C11 handoff and the session summary, which read what the session
+wrote (a transcript can hold a message of any size), run once the instructions are written
+(`Outcome.after`), in what is left of the hook's time budget.
 """
 
 from __future__ import annotations
 
 import os
 
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.errors import BudgetExceeded
+from ctxward.hookio import HookEvent, Outcome
 from ctxward.invariants import distill_all, plans_for_the_model
 
 
@@ -23,11 +28,14 @@ def handle(event: HookEvent) -> Outcome:
     # A payload with a field of the wrong type is refused here, before anything is written.
     transcript = event.text("transcript_path")
     event.text("session_id")
-    _handoff(event)
-    _session_summary(event, transcript)
+
+    def after() -> None:
+        _handoff(event)
+        _session_summary(event, transcript)
+
     plans, _untrusted, unreadable = plans_for_the_model(event.project)
     if not plans and not unreadable:
-        return NOTHING
+        return Outcome(after=after)
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
@@ -41,7 +49,7 @@ def handle(event: HookEvent) -> Outcome:
         unreadable=unreadable,
         unwritten=unwritten,
     )
-    return Outcome(plain=text)
+    return Outcome(plain=text, after=after)
 
 
 def _session_summary(event: HookEvent, transcript: str) -> None:
@@ -56,6 +64,8 @@ def _session_summary(event: HookEvent, transcript: str) -> None:
         from ctxward.sessions import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
+    except BudgetExceeded:
+        raise  # out of time: not a failure to log, `hookio.run` gives up quietly
     except Exception:  # noqa: BLE001 - the summary must not break compaction or its instructions
         try:
             from ctxward.compress import log_failure
@@ -77,6 +87,8 @@ def _handoff(event: HookEvent) -> None:
         from ctxward.compress import session_handoff
 
         session_handoff(event.project)
+    except BudgetExceeded:
+        raise
     except Exception:  # noqa: BLE001 - C11 must not break compaction or its instructions
         try:
             from ctxward.compress import log_failure
