@@ -51,9 +51,9 @@ def test_every_handled_event_has_a_budget_well_under_its_host_timeout():
         assert 0 < budget <= limits.HOST_TIMEOUT_SECONDS[event] / 2, event
 
 
-def test_the_readme_wiring_of_session_end_gives_the_timeout_its_budget_assumes():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    (wired,) = re.findall(r'"SessionEnd": \[\{"hooks": \[\{.*"timeout": (\d+)\}\]\}\]', readme)
+def test_the_documented_wiring_of_session_end_gives_the_timeout_its_budget_assumes():
+    page = (REPO / "docs" / "sessions.md").read_text(encoding="utf-8")
+    (wired,) = re.findall(r'"SessionEnd": \[\{"hooks": \[\{.*"timeout": (\d+)\}\]\}\]', page)
     assert int(wired) == limits.HOST_TIMEOUT_SECONDS["SessionEnd"]
 
 
@@ -126,7 +126,7 @@ def test_a_plan_at_the_rule_limit_is_read(project):
 
 
 def test_a_committed_payload_far_larger_than_its_plan_is_distilled_again(project):
-    from ctxward.invariants import fresh_plans
+    from ctxward.invariants import distill_all
 
     folder = write_plan(project, "good", 3)
     plan = load_plan(folder)
@@ -135,9 +135,11 @@ def test_a_committed_payload_far_larger_than_its_plan_is_distilled_again(project
     forged = head + "\n## a-skill\n\n### Rules\n\n" + "- r\n" * 200_000
     (folder / ".compaction-payload.md").write_text(forged)
 
-    assert plan.fresh_payload() is None
-    (fresh,) = fresh_plans(Project(project), [plan])
-    assert fresh.rule_count == 3
+    assert plan.fresh_payload() is None  # not read whole: past its limit it is no payload of ours
+    written, unwritten = distill_all(Project(project), [plan])
+    assert (written, unwritten) == ([folder / ".compaction-payload.md"], [])
+    assert plan.fresh_payload() is not None  # distilled again from the plan: its 3 rules
+    assert (folder / ".compaction-payload.md").stat().st_size < 2_000
 
 
 # -- what the compaction hooks read of the session -------------------------------------------
