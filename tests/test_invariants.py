@@ -542,3 +542,30 @@ def test_load_skill_refuses_at_once_what_it_cannot_bound(tmp_path, kind):
         load_skill(path)
     problem = "larger than 1,048,576 bytes" if kind == "too-large" else "not a regular file"
     assert str(raised.value).startswith(f"{path}: {problem}")
+
+
+def test_a_pack_is_named_by_its_command_never_by_an_installed_path(project):
+    """A committed plan must not carry one machine's site-packages path (a reinstall moves it)."""
+    from ctxward.invariants import full_rules_path, pack_text
+
+    result = activate(Project(project), "deep-review", "portable")
+    text = result.path.read_text(encoding="utf-8")
+    assert "**Full rules:** `ctxward packs deep-review` (shipped with ctxward)\n" in text
+    assert str(data_dir("invariants")) not in text and "site-packages" not in text
+    (section,) = parse_sections(text)
+    assert full_rules_path(Project(project), section.full_rules) == (
+        data_dir("invariants") / "deep-review" / "SKILL.md"
+    )
+    assert pack_text("deep-review").startswith("---\nname: deep-review\n")
+
+
+def test_a_project_skill_is_named_by_its_project_relative_path(project):
+    from ctxward.invariants import full_rules_path
+
+    skill = project / ".claude" / "skills" / "mine" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: mine\ninvariants:\n  - 'Keep it short'\n---\n", encoding="utf-8")
+    result = activate(Project(project), "mine", "own")
+    (section,) = parse_sections(result.path.read_text(encoding="utf-8"))
+    assert section.full_rules == ".claude/skills/mine/SKILL.md"
+    assert full_rules_path(Project(project), section.full_rules) == skill

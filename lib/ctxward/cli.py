@@ -209,16 +209,25 @@ def plan_clean(ctx: click.Context, dry_run: bool) -> None:
 
 
 @cli.command()
+@click.argument("name", required=False)
 @click.pass_context
-def packs(ctx: click.Context) -> None:
-    """List the shipped invariant packs (usable by name with `activate`).
+def packs(ctx: click.Context, name: str | None) -> None:
+    """List the shipped invariant packs (usable by name with `activate`), or print one.
+
+    A plan activated from a pack names it as its full rules by this command, not by a path
+    into the installed package: the reference works after a reinstall and on a teammate's
+    machine.
 
     \b
     Example:
         ctxward packs
+        ctxward packs deep-review
     """
-    from ctxward.invariants import shipped_packs
+    from ctxward.invariants import pack_text, shipped_packs
 
+    if name is not None:
+        click.echo(pack_text(name), nl=False)
+        return
     click.echo(render("cli/packs.txt.j2", skills=shipped_packs()), nl=False)
 
 

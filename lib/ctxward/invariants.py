@@ -42,6 +42,8 @@ MAX_SKILL_BYTES = 1024 * 1024  # a skill file (front matter and prose); real one
 # Characters str.splitlines() breaks on: a rule containing one is not a single line.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _PAYLOAD_SOURCE = re.compile(r"<!-- ctxward: distilled from .* sha256=([0-9a-f]{64}) ")
+# A shipped pack's full rules, as a plan names them (the command prints its SKILL.md).
+_PACK_REFERENCE = "`ctxward packs {name}` (shipped with ctxward)"
 SKILL_SEARCH_PATHS = (
     Path(".claude/skills/{name}/SKILL.md"),
     Path(".opencode/skill/{name}/SKILL.md"),
@@ -242,6 +244,44 @@ def shipped_packs() -> list[Skill]:
     return [load_skill(path) for path in sorted(data_dir("invariants").glob("*/SKILL.md"))]
 
 
+def pack_text(name: str) -> str:
+    """The SKILL.md of the shipped pack `name` (BadInput when there is none)."""
+    from ctxward.render import data_dir
+
+    if SKILL_NAME_PATTERN.fullmatch(name):
+        path = data_dir("invariants") / name / "SKILL.md"
+        if path.is_file():
+            return read_regular(path, follow_links=True).decode("utf-8")
+    raise BadInput(f"no shipped pack named {name!r} (`ctxward packs` lists them)")
+
+
+def full_rules_reference(project: Project, skill: Skill) -> str:
+    """Where a plan says the skill's full rules are: a project-relative path, or for a shipped
+    pack the command that prints it — never a path into the installed package, which a
+    reinstall moves and which names one machine's home folder in a committed plan."""
+    from ctxward.render import data_dir
+
+    shipped = data_dir("invariants").resolve()
+    if skill.path.resolve().is_relative_to(shipped):
+        return _PACK_REFERENCE.format(name=skill.name)
+    return project.relative(skill.path)
+
+
+def full_rules_path(project: Project, reference: str) -> Path | None:
+    """The skill file a section's full-rules reference names (`full_rules_reference`)."""
+    if not reference:
+        return None
+    before, _, after = _PACK_REFERENCE.partition("{name}")
+    named = f"{re.escape(before)}({SKILL_NAME_PATTERN.pattern}){re.escape(after)}"
+    pack = re.fullmatch(named, reference)
+    if pack:
+        from ctxward.render import data_dir
+
+        return data_dir("invariants") / pack.group(1) / "SKILL.md"
+    path = Path(reference)
+    return (path if path.is_absolute() else project.root / path).resolve()
+
+
 # --- activation -------------------------------------------------------------------------------
 
 
@@ -294,7 +334,7 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
         section=Section(
             skill=skill.name,
             rules=tuple(redact(rule) for rule in skill.rules),  # a plan file is never a leak
-            full_rules=project.relative(skill.path),
+            full_rules=full_rules_reference(project, skill),
             activated=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
             branch=branch,
         ),

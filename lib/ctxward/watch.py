@@ -48,6 +48,7 @@ from ctxward.invariants import (
     Section,
     activate,
     distill,
+    full_rules_path,
     load_plan,
     load_skill,
     plan_folders,
@@ -114,11 +115,8 @@ class Drift:
 
 
 def skill_path_of(project: Project, section: Section) -> Path | None:
-    """The file a section's **Full rules:** line names, resolved against the project root."""
-    if not section.full_rules:
-        return None
-    path = Path(section.full_rules)
-    return (path if path.is_absolute() else project.root / path).resolve()
+    """The file a section's **Full rules:** line names (a shipped pack's by its name)."""
+    return full_rules_path(project, section.full_rules)
 
 
 def drift(project: Project, plan: Plan, section: Section) -> Drift:
