@@ -17,6 +17,10 @@ def handle(event: HookEvent) -> Outcome:
     plans = readable_plans(event.project)[0]  # a broken plan was named at PreCompact already
     rules = all_rules(plans)
     if rules:
+        from ctxward.once import first_run
+
+        if not first_run(event):  # another wiring's run of this compaction wrote the report
+            return NOTHING
         from ctxward.config import load
         from ctxward.survival import write_report
 

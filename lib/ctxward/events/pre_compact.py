@@ -24,6 +24,10 @@ def handle(event: HookEvent) -> Outcome:
     plans = [plan for plan in readable if plan.rule_count]
     if not plans and not unreadable:
         return NOTHING
+    from ctxward.once import first_run
+
+    if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
+        return NOTHING
     from ctxward.config import load
     from ctxward.offload import render_rules_within
 
