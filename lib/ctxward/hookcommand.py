@@ -15,10 +15,12 @@ templates/install/hook_command.sh.j2, that tries in turn:
 
 A candidate that is not an absolute, executable path is skipped; one that cannot be executed
 (exit 126/127: its interpreter is gone) passes to the next. When none runs, the dispatch guard
-(PreToolUse) exits 2 with one line saying what is missing and how to fix it (Claude Code blocks
-the call and shows the line to the model); SessionStart says it once per session in a
-`systemMessage`; every other hook exits 0 and says nothing. Any other non-zero exit of the guard
-becomes 2 as well (a Python that cannot import ctxward exits 1, non-blocking): it fails closed.
+(PreToolUse) denies the call with one line saying what is missing and how to fix it, as the
+deny JSON ctxward itself answers with (Claude Code 2.1.332 hands an exit-2 hook's stderr to the
+model behind the whole command in brackets, so the line would come with 600 characters of
+shell); SessionStart says it once per session in a `systemMessage`; every other hook exits 0
+and says nothing. Any other non-zero exit of the program the guard ran becomes exit 2, which
+blocks (a Python that cannot import ctxward exits 1, non-blocking): it fails closed.
 
 `parse` recognises exactly what `render` writes (for any baked path), and `resolve` gives the
 program such a command runs now, so `ctxward doctor` can run it as an argv without a shell.
@@ -119,19 +121,21 @@ def render(host: str, event: str, baked: str | None) -> str:
         "guarded": host == CLAUDE,
     }
     guard = host == CLAUDE and event == GUARD_EVENT
-    missing = notice = ""
+    answer: dict[str, object] = {}
     if guard:
-        missing = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
+        line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
+        decision = {"permissionDecision": "deny", "permissionDecisionReason": line}
+        answer = {"hookSpecificOutput": {"hookEventName": event, **decision}}
+        answer["systemMessage"] = line
     elif event == NOTICE_EVENT:
         text = render_template("install/hook_missing.txt.j2", kind="notice", **message).strip()
-        notice = json.dumps({"systemMessage": text}, ensure_ascii=False)
+        answer = {"systemMessage": text}
     snippet = render_template(
         "install/hook_command.sh.j2",
         candidates=candidates,
         args=[shlex.quote(arg) for arg in _args(host, event)],
         guard=guard,
-        missing=shlex.quote(missing),
-        notice=shlex.quote(notice) if notice else "",
+        answer=shlex.quote(json.dumps(answer, ensure_ascii=False)) if answer else "",
     ).strip()
     return f"/bin/sh -c {shlex.quote(snippet)}" if host == CODEX else snippet
 
