@@ -367,7 +367,13 @@ def invoke_text(result) -> str:
     from ctxward.render import render
 
     return render(
-        "install/result.txt.j2", r=result, diff=[], backup="", state_ignore="", left_out=False
+        "install/result.txt.j2",
+        r=result,
+        diff=[],
+        backup="",
+        state_ignore="",
+        git_excluded="",
+        left_out=False,
     )
 
 
@@ -657,13 +663,21 @@ def test_the_state_folder_gets_a_gitignore_once(project, git):
     assert again.state_ignore is None and ignore.read_text(encoding="utf-8") == "# mine\n"
 
 
-def test_a_local_file_git_would_commit_is_named(project, git):
+def test_a_local_file_git_would_commit_is_kept_out_of_this_clone(project, git):
     result = run(project, scope="local")
-    assert any("git would commit it" in w for w in result.warnings)
-    (project / ".gitignore").write_text(".claude/settings.local.json\n", encoding="utf-8")
-    install.uninstall("claude", "local", Project(project))
-    quiet = run(project, scope="local")
-    assert not any("git would commit it" in w for w in quiet.warnings)
+    exclude = project / ".git" / "info" / "exclude"
+    assert result.git_excluded == exclude and not result.warnings
+    assert exclude.read_text(encoding="utf-8").splitlines()[-1] == "/.claude/settings.local.json"
+    status = git(project, "status", "--porcelain", "--untracked-files=all")
+    assert ".claude/settings.local.json" not in status
+    again = run(project, scope="local", version=OLD)  # ignored now: nothing added twice
+    assert again.git_excluded is None
+    assert exclude.read_text(encoding="utf-8").count("settings.local.json") == 1
+    shared = run(project, scope="project")  # the repository's file is for git
+    assert shared.git_excluded is None
+    opencode = run(project, host="opencode")
+    assert opencode.git_excluded == exclude
+    assert exclude.read_text(encoding="utf-8").splitlines()[-1] == "/.opencode/plugin/ctxward.js"
 
 
 def test_a_second_wiring_is_a_warning(project):

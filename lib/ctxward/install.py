@@ -43,8 +43,10 @@ included):
   Nothing changed, nothing written: a second install is a no-op.
 - In a git project, install writes `.ctxward/.gitignore` once (templates/install/
   state.gitignore.j2): ctxward's state there is this machine's; `.ctxward/config.yaml` and
-  `docs/plans/` are for the repository. It warns when a per-user file it wrote inside the
-  project (`.claude/settings.local.json`, the OpenCode plugin) is not git-ignored.
+  `docs/plans/` are for the repository. A per-user file it wrote inside the project
+  (`.claude/settings.local.json`, the OpenCode plugin) that git would pick up is added to this
+  clone's `.git/info/exclude`, as Claude Code keeps the settings.local.json it creates out of
+  git.
 
 Claude Code versions (`ctxward.claudeversion`): a settings file naming an event the running
 Claude Code does not know disables every hook in that file, so install leaves out the events a
@@ -451,6 +453,7 @@ class Result:
     version: ClaudeVersion | None = None
     program: str | None = None  # the absolute path the commands carry (None: portable)
     state_ignore: Path | None = None  # .ctxward/.gitignore, when this run wrote it
+    git_excluded: Path | None = None  # the .git/info/exclude this run added the file to
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -474,6 +477,7 @@ class Result:
             "backup": str(self.backup) if self.backup else None,
             "program": self.program,
             "stateIgnore": str(self.state_ignore) if self.state_ignore else None,
+            "gitExcluded": str(self.git_excluded) if self.git_excluded else None,
             "changes": [
                 {"event": c.event, "action": c.action, "reason": c.reason or None}
                 for c in self.changes
@@ -536,7 +540,7 @@ def install(
     result.warnings += _program_warnings(result, found, env)
     if scope != "user":
         result.state_ignore = _ignore_state(project, dry_run)
-        result.warnings += _not_ignored(result, project)
+        result.warnings += _exclude_from_git(result, project)
     result.warnings += [
         f"ctxward's hooks also run from {place}: every hook would run twice; keep one "
         "(ctxward uninstall, or disable the plugin)"
@@ -745,32 +749,55 @@ def _ignore_state(project: Project, dry_run: bool) -> Path | None:
     return path
 
 
-def _not_ignored(result: Result, project: Project) -> list[str]:
-    """A per-user file install wrote inside a git project, that git would pick up."""
+def _exclude_from_git(result: Result, project: Project) -> list[str]:
+    """Keep a per-user file install wrote inside a git project out of git, as Claude Code does
+    for the .claude/settings.local.json it creates (it adds it to the user's global excludes):
+    here, one line in this clone's .git/info/exclude (never committed). A warning when that
+    cannot be done."""
     if result.portable or result.action != "install" or not result.program:
         return []
-    if not (project.root / ".git").exists() or hookcommand.program_on_path("git") is None:
-        return []
     try:
-        inside = result.path.relative_to(project.root)
+        inside = result.path.relative_to(project.root).as_posix()
     except ValueError:
         return []
+    if _git(project, "check-ignore", "-q", "--", inside) != (1, ""):
+        return []  # ignored already (0), or not a work tree / no git (128, None)
+    code, exclude = _git(project, "rev-parse", "--git-path", "info/exclude")
+    if code != 0 or not exclude:
+        return [f"{result.label} names this machine's program: keep it out of git"]
+    path = Path(exclude) if os.path.isabs(exclude) else project.root / exclude
+    line = f"/{inside}"
+    if not result.dry_run:
+        try:
+            text = read_regular_text(path) if path.exists() else ""
+            lead = "" if not text or text.endswith("\n") else "\n"
+            atomic_write(path, f"{text}{lead}# ctxward install: this machine's wiring\n{line}\n")
+        except (OSError, CtxwardError) as exc:
+            return [
+                f"{result.label} names this machine's program and git would commit it: add "
+                f"`{line}` to .gitignore ({exc})"
+            ]
+    result.git_excluded = path
+    return []
+
+
+def _git(project: Project, *args: str) -> tuple[int, str | None]:
+    """(exit code, stdout) of `git -C ROOT ARGS`; (128, None) when git cannot be run."""
+    git = hookcommand.program_on_path("git")
+    if git is None or not (project.root / ".git").exists():
+        return 128, None
     try:
         done = subprocess.run(
-            ["git", "-C", str(project.root), "check-ignore", "-q", "--", inside.as_posix()],
+            [git, "-C", str(project.root), *args],
             capture_output=True,
+            text=True,
             timeout=15,
             check=False,
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.SubprocessError):
-        return []
-    if done.returncode != 1:  # 0: ignored; 128: not a work tree, or git failed
-        return []
-    return [
-        f"{result.label} names this machine's {hookcommand.PROGRAMS[result.host]} and git would "
-        f"commit it: add `/{inside.as_posix()}` to .gitignore (or .git/info/exclude)"
-    ]
+        return 128, None
+    return done.returncode, done.stdout.strip()
 
 
 def label_of(path: Path, project: Project) -> str:

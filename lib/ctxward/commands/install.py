@@ -45,6 +45,7 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
     project = project_of(ctx, anywhere=True)
     backup = label_of(result.backup, project) if result.backup else ""
     state_ignore = label_of(result.state_ignore, project) if result.state_ignore else ""
+    git_excluded = label_of(result.git_excluded, project) if result.git_excluded else ""
     left_out = any(c.action in ("skipped", "removed") and c.reason for c in result.changes)
     text = render(
         "install/result.txt.j2",
@@ -52,6 +53,7 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
         diff=diff(result) if result.dry_run else [],
         backup=backup,
         state_ignore=state_ignore,
+        git_excluded=git_excluded,
         left_out=left_out,
     )
     click.echo(text, nl=False)

@@ -17,21 +17,21 @@ def handle(event: HookEvent) -> Outcome:
     plans = readable_plans(event.project)[0]  # a broken plan was named at PreCompact already
     rules = all_rules(plans)
     if rules:
-        from ctxward.once import first_run
-
-        if not first_run(event):  # another wiring's run of this compaction wrote the report
-            return NOTHING
         from ctxward.config import load
+        from ctxward.once import first_run
         from ctxward.survival import write_report
 
         load(event.project)  # a broken config fails here, before the report is written
-
+        session_id, trigger = event.session_id, event.text("trigger")  # so does a bad field
+        summary = event.text("compact_summary")
+        if not first_run(event):  # another wiring's run of this compaction wrote the report
+            return NOTHING
         report = write_report(
             event.project,
             rules,
-            session_id=event.session_id,
-            trigger=event.text("trigger"),
-            compact_summary=event.text("compact_summary"),
+            session_id=session_id,
+            trigger=trigger,
+            compact_summary=summary,
         )
         _remember_lost(event, plans, rules, report)
     return NOTHING

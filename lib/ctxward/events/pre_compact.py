@@ -24,14 +24,13 @@ def handle(event: HookEvent) -> Outcome:
     plans = [plan for plan in readable if plan.rule_count]
     if not plans and not unreadable:
         return NOTHING
-    from ctxward.once import first_run
-
-    if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
-        return NOTHING
     from ctxward.config import load
     from ctxward.offload import render_rules_within
+    from ctxward.once import first_run
 
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
+    if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
+        return NOTHING
     distill_all(event.project, plans)
     text = render_rules_within(
         event.project, "precompact_instructions.md.j2", plans, limit, unreadable=unreadable
