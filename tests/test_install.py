@@ -917,3 +917,15 @@ def test_cli_uninstall_help_has_an_example():
     for host in ("claude", "opencode", "codex"):
         result = CliRunner().invoke(cli, ["uninstall", host, "--help"])
         assert f"ctxward uninstall {host} --dry-run" in result.output
+
+
+@pytest.mark.parametrize("baked", [None, "/it's a/bin/prog", "/a\nb/c", "/x$(touch y)/`id`/p"])
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_every_command_install_writes_is_read_back_exactly(host, baked):
+    for event in install.wiring_for(host):
+        command = hookcommand.render(host, event, baked)
+        assert hookcommand.parse(host, event, command) == hookcommand.HookCommand(
+            host, event, baked
+        )
+        assert install.identifies_ctxward({"type": "command", "command": command})
+        assert hookcommand.parse(host, event, command + " ") is None  # exact, or not install's

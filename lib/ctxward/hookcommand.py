@@ -34,7 +34,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 CLAUDE, CODEX, OPENCODE = "claude", "codex", "opencode"
@@ -217,9 +217,3 @@ def plugin_baked(shipped: str, text: str) -> tuple[bool, str | None]:
             except ValueError:
                 return False, None
     return False, None
-
-
-def candidates_named(command: HookCommand) -> Sequence[str]:
-    """Where `command` looks for its program, for a report."""
-    places = [command.baked] if command.baked else []
-    return [*places, f"{command.program} on PATH", f"~/.local/bin/{command.program}"]

@@ -158,7 +158,8 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
 
 @click.group(cls=Group)
 def uninstall() -> None:
-    """Remove exactly what `ctxward install` added (other hooks and keys stay).
+    """Remove exactly what `ctxward install` added (other hooks and keys stay; a file that held
+    nothing else, install created it, is removed with its backup).
 
     \b
     Example:

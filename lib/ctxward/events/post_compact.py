@@ -3,6 +3,7 @@
 PostCompact's output reaches neither the model nor (after an auto compaction) the user, so this
 handler prints nothing. Its effects: the report under .ctxward/compactions/, and the rules the
 summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
+One report per compaction, however many wirings run the hook (ctxward.once).
 """
 
 from __future__ import annotations

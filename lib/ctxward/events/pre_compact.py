@@ -1,8 +1,9 @@
 """PreCompact: distill every plan's payload, then hand the summarizer its instructions.
 
 Claude Code appends a PreCompact hook's exit-0 stdout to the compaction prompt as
-"Additional Instructions" (seen with 2.1.332, manual and auto). PreCompact may fire several times
-for one compaction: distilling is idempotent and rewrites nothing that is already identical.
+"Additional Instructions" (seen with 2.1.332, manual and auto). With two wirings (the plugin and
+a settings file) it runs twice per compaction: the second run prints nothing (ctxward.once), and
+distilling is idempotent, rewriting nothing that is already identical.
 A plan that cannot be read is named in the instructions; the others' rules go on as usual.
 """
 
