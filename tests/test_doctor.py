@@ -11,14 +11,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxward import doctor, install, thresholds
+from ctxward import doctor, hookcommand, install, thresholds
+from ctxward.claudeversion import ClaudeVersion
 from ctxward.cli import cli
-from ctxward.install import ClaudeVersion
+from ctxward.hosts import codex as codex_host
 from ctxward.project import Project
 
 NEW = ClaudeVersion((2, 1, 332), "override")
 OLD = ClaudeVersion((2, 0, 77), "override")
 BIN = Path(sys.executable).parent  # the venv's bin/: ctxward and ctxward-hook
+UNKNOWN = ClaudeVersion(None, "unknown", "`claude` is not on PATH")
 
 
 @pytest.fixture
@@ -44,16 +46,21 @@ def write_settings(project: Path, data: dict) -> Path:
     return path
 
 
-def wire(project: Path, command: str = "ctxward-hook", **matchers: str) -> dict:
-    hooks = json.loads(json.dumps(install.canonical_wiring()))
+def wire(project: Path, command: str | None = None, **matchers: str) -> dict:
+    """.claude/settings.json with install's portable wiring (or `command` everywhere)."""
+    hooks = install.wiring_for("claude")
     for event, groups in hooks.items():
         for group in groups:
             for handler in group["hooks"]:
-                handler["command"] = command
+                handler["command"] = command or handler["command"]
             if event in matchers:
                 group["matcher"] = matchers[event]
     write_settings(project, {"hooks": hooks})
     return hooks
+
+
+def install_into(project: Path, host: str, scope: str, env: dict[str, str], **kwargs):
+    return install.install(host, scope, Project(project), claude_version=NEW, env=env, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -85,13 +92,19 @@ def test_nothing_wired_is_a_warning_not_a_failure(project, env):
 
 
 def test_a_wired_project_passes(project, env):
-    install.install("claude", "project", Project(project), claude_version=NEW, env=env)
+    install_into(project, "claude", "local", env)
     result = diagnose(project, env)
     checks = by_id(result)
-    assert checks["claude.project.wired"].status == "ok"
-    assert checks["claude.project.matchers"].status == "ok"
-    assert "PreToolUse Agent|Task" in checks["claude.project.matchers"].title
-    assert checks["path.ctxward-hook"].status == "ok"
+    assert checks["claude.local.wired"].status == "ok"
+    assert checks["claude.local.matchers"].status == "ok"
+    assert "PreToolUse Agent|Task" in checks["claude.local.matchers"].title
+    program = hookcommand.installed_program("claude")
+    assert (checks["claude.local.program"].status, checks["claude.local.program"].title) == (
+        "ok",
+        f".claude/settings.local.json: its hooks run {program}",
+    )
+    assert checks["claude.wirings"].status == "ok"
+    assert checks["state.gitignore"].status == "ok"
     assert result.ok, [c for c in result.checks if c.status == "fail"]
 
 
@@ -121,13 +134,20 @@ def test_an_event_the_version_does_not_know_fails(project, env):
     assert "ignore every hook in the file" in check.detail
 
 
-def test_an_assumed_version_only_warns(project, env):
+def test_an_unknown_version_only_warns_and_names_what_the_file_needs(project, env):
     wire(project)
-    assumed = ClaudeVersion((2, 0, 77), "assumed", "`claude` is not on PATH")
-    checks = by_id(diagnose(project, env, version=assumed))
+    checks = by_id(diagnose(project, env, version=UNKNOWN))
     assert checks["claude.project.events"].status == "warn"
+    assert checks["claude.project.events"].title == (
+        ".claude/settings.json needs Claude Code >= 2.1.76 (PostCompact): the version here is "
+        "not known"
+    )
     assert checks["claude.version"].status == "warn"
     assert "--claude-version" in checks["claude.version"].fix
+    recorded = ClaudeVersion((2, 1, 332), "recorded", "/h/.claude/projects/x/s.jsonl")
+    seen = by_id(diagnose(project, env, version=recorded))
+    assert seen["claude.version"].detail == "recorded in /h/.claude/projects/x/s.jsonl"
+    assert "claude.project.events" not in seen
 
 
 def test_an_unreadable_settings_file_fails(project, env):
@@ -139,23 +159,119 @@ def test_an_unreadable_settings_file_fails(project, env):
     assert "not valid JSON" in check.detail
 
 
-def test_a_missing_entry_point_fails_with_the_fix(project, env, tmp_path):
-    wire(project)
-    check = by_id(diagnose(project, {**env, "PATH": str(tmp_path)}))["path.ctxward-hook"]
-    assert check.status == "fail"
-    assert check.fix.startswith("pipx install ctxward")
+def fake_install(tmp_path: Path, name: str = "ctxward-hook") -> Path:
+    """A program install can bake: a stand-in for a venv's bin/ctxward-hook."""
+    folder = tmp_path / "venv" / "bin"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / name
+    script.write_text("#!/bin/sh\ncat >/dev/null\n", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_program_that_is_gone_fails_with_the_fix(project, env, tmp_path):
+    baked = fake_install(tmp_path)
+    install_into(project, "claude", "local", env, locate=lambda host: str(baked))
+    baked.unlink()
+    bare = {**env, "PATH": str(tmp_path / "empty")}  # nothing on PATH, nothing in ~/.local/bin
+    result = diagnose(project, bare, run_hooks=True)
+    check = by_id(result)["claude.local.program"]
+    assert (check.status, check.title) == (
+        "fail",
+        f".claude/settings.local.json: its hooks cannot start: ctxward-hook is missing (not at "
+        f"{baked}, not on PATH, not in ~/.local/bin)",
+    )
+    assert "every sub-agent call is blocked" in check.detail
+    assert check.fix == "pipx install ctxward, then: ctxward install claude --scope local"
+    assert not any(c.id.startswith("hook.claude") for c in result.checks)  # nothing to run
+    assert not result.ok
+
+
+def test_a_baked_program_that_is_gone_but_found_on_path_warns(project, env, tmp_path):
+    baked = fake_install(tmp_path)
+    install_into(project, "claude", "local", env, locate=lambda host: str(baked))
+    baked.unlink()
+    check = by_id(diagnose(project, env))["claude.local.program"]
+    assert check.status == "warn"
+    assert check.title == (
+        f".claude/settings.local.json: {baked} is gone; its hooks fall back on "
+        f"{BIN / 'ctxward-hook'}"
+    )
+
+
+def test_a_baked_program_that_is_not_this_users_ctxward_is_never_run(project, env, tmp_path):
+    marker = tmp_path / "ran"
+    planted = project / "evil" / "ctxward-hook"  # committed in a clone, named by absolute path
+    planted.parent.mkdir()
+    planted.write_text(f"#!/bin/sh\ntouch {marker}\n", encoding="utf-8")
+    planted.chmod(0o755)
+    hooks = install.wiring_for("claude", str(planted))
+    path = project / ".claude" / "settings.local.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": hooks}), encoding="utf-8")
+    result = diagnose(project, env, run_hooks=True)
+    check = by_id(result)["claude.local.program"]
+    assert (check.status, check.title) == (
+        "fail",
+        f".claude/settings.local.json: its hooks run {planted}, not this ctxward's",
+    )
+    assert not any(c.id.startswith("hook.claude") for c in result.checks)
+    assert not marker.exists()
 
 
 def test_user_scope_files_are_checked_too(project, env, tmp_path):
-    install.install("codex", "user", Project(project), env=env)
-    install.install("opencode", "user", Project(project), env=env)
+    install_into(project, "codex", "user", env)
+    install_into(project, "opencode", "user", env)
     checks = by_id(diagnose(project, env))
     assert (
         checks["codex.user.wired"].title
         == "~/.codex/hooks.json runs ctxward for PreCompact, SessionStart"
     )
     assert checks["opencode.user.plugin"].status == "ok"
-    assert checks["path.ctxward"].title == "`ctxward` resolves on PATH (for codex, opencode)"
+    program = hookcommand.installed_program("codex")
+    assert checks["codex.user.program"].title == f"~/.codex/hooks.json: its hooks run {program}"
+    assert checks["opencode.user.program"].status == "ok"
+
+
+def test_two_wirings_fail(project, env):
+    install_into(project, "claude", "local", env)
+    assert by_id(diagnose(project, env))["claude.wirings"].status == "ok"
+    install_into(project, "claude", "project", env)
+    check = by_id(diagnose(project, env))["claude.wirings"]
+    assert (check.status, check.detail) == (
+        "fail",
+        ".claude/settings.local.json; .claude/settings.json",
+    )
+    assert check.title == "claude: ctxward is wired 2 times: every hook runs 2 times"
+    install.uninstall("claude", "project", Project(project))
+    write_settings(project, {"enabledPlugins": {"ctxward@ctxward-marketplace": True}})
+    plugin = by_id(diagnose(project, env))["claude.wirings"]
+    assert plugin.status == "fail"
+    assert "the ctxward@ctxward-marketplace plugin (enabledPlugins in .claude/settings.json)" in (
+        plugin.detail
+    )
+    assert "claude plugin disable ctxward" in plugin.fix
+
+
+def test_an_older_bare_wiring_fails_everywhere(project, env, tmp_path):
+    home = tmp_path / "home"
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    handler = {"type": "command", "command": "ctxward-hook", "timeout": 10}
+    groups = [{"matcher": "Agent|Task", "hooks": [handler]}]
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": groups}}), encoding="utf-8")
+    check = by_id(diagnose(project, {**env, "HOME": str(home)}))["claude.user.command.PreToolUse"]
+    assert check.status == "fail"  # in the user's own file too: it fails open off PATH
+    assert check.title.endswith(
+        "runs `ctxward-hook`, an older ctxward wiring that fails open off PATH"
+    )
+    assert check.fix == "ctxward install claude --scope user (replaces it), or remove it"
+
+
+def test_state_that_git_would_commit_warns(project, env):
+    (project / ".ctxward" / "sessions").mkdir(parents=True)
+    check = by_id(diagnose(project, env))["state.gitignore"]
+    assert check.status == "warn" and "ctxward install claude" in check.fix
 
 
 def test_an_outdated_opencode_plugin_warns(project, env):
@@ -169,11 +285,13 @@ def test_an_outdated_opencode_plugin_warns(project, env):
 # --- running the hooks -----------------------------------------------------------------------
 
 
-def test_every_wired_hook_answers_a_synthetic_payload(project, env):
+def test_every_wired_hook_answers_a_synthetic_payload(project, env, snapshot):
     if not (BIN / "ctxward-hook").exists():
         pytest.skip("no ctxward-hook console script next to this interpreter")
-    for host in ("claude", "codex", "opencode"):
-        install.install(host, "project", Project(project), claude_version=NEW, env=env)
+    install_into(project, "claude", "local", env)
+    for host in ("codex", "opencode"):
+        install_into(project, host, "project", env)
+    before = snapshot(project)
     result = diagnose(project, env, run_hooks=True)
     runs = [check for check in result.checks if check.id.startswith("hook.")]
     events = list(install.canonical_wiring())
@@ -187,7 +305,7 @@ def test_every_wired_hook_answers_a_synthetic_payload(project, env):
     ]
     assert all(check.status == "ok" for check in runs), [c for c in runs if c.status != "ok"]
     assert all("answered in" in check.detail for check in runs)
-    assert not (project / ".ctxward").exists()  # the scratch project took every write
+    assert snapshot(project) == before  # the scratch project took every write
 
 
 def fake_hook(tmp_path: Path, body: str) -> Path:
@@ -214,7 +332,7 @@ def first_on_path(env: dict[str, str], script: Path) -> dict[str, str]:
 )
 def test_a_hook_that_does_not_answer_properly_fails(project, env, tmp_path, body, detail):
     script = fake_hook(tmp_path, body)
-    hooks = install.canonical_wiring()
+    hooks = install.wiring_for("claude")
     write_settings(project, {"hooks": {"SessionStart": hooks["SessionStart"]}})
     check = by_id(diagnose(project, first_on_path(env, script), run_hooks=True))[
         "hook.claude.SessionStart"
@@ -225,7 +343,8 @@ def test_a_hook_that_does_not_answer_properly_fails(project, env, tmp_path, body
 
 def test_a_hook_past_its_timeout_fails(project, env, tmp_path):
     script = fake_hook(tmp_path, "sleep 5")
-    handler = {"type": "command", "command": "ctxward-hook", "timeout": 0.3}  # timeout: the user's
+    command = hookcommand.render("claude", "PreCompact", None)
+    handler = {"type": "command", "command": command, "timeout": 0.3}  # timeout: the user's
     write_settings(project, {"hooks": {"PreCompact": [{"hooks": [handler]}]}})
     check = by_id(diagnose(project, first_on_path(env, script), run_hooks=True))[
         "hook.claude.PreCompact"
@@ -242,30 +361,39 @@ def test_a_canonical_command_not_on_path_fails_without_running_anything(
     relative = {**env, "PATH": f"fake{os.pathsep}.{os.pathsep}{tmp_path}"}
     monkeypatch.chdir(project)  # relative PATH folders name the repository
     result = diagnose(project, relative, run_hooks=True)
-    check = by_id(result)["hook.claude.PreToolUse"]
-    assert (check.status, check.detail) == ("fail", "cannot start: `ctxward-hook` is not on PATH")
+    check = by_id(result)["claude.project.program"]
+    assert check.status == "fail" and "its hooks cannot start" in check.title
+    assert not any(c.id.startswith("hook.claude") for c in result.checks)
     assert planted.exists() and not (tmp_path / "ran").exists()
 
 
 # --- commands that name ctxward but are not install's: reported, never run ---------------------
 
 
-def test_canonical_argv_is_exactly_what_install_writes(project, env):
-    install.install("claude", "project", Project(project), claude_version=NEW, env=env)
-    install.install("codex", "project", Project(project), env=env)
-    claude = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
+def test_canonical_argv_is_the_resolved_program_of_what_install_writes(project, env):
+    install_into(project, "claude", "local", env)
+    install_into(project, "codex", "project", env)
+    claude = json.loads((project / ".claude" / "settings.local.json").read_text(encoding="utf-8"))
     codex = json.loads((project / ".codex" / "hooks.json").read_text(encoding="utf-8"))
     for host, data in (("claude", claude), ("codex", codex)):
         for event, groups in data["hooks"].items():
             for group in groups:
                 for handler in group["hooks"]:
-                    argv = install.canonical_argv(host, event, handler)
-                    assert argv == handler["command"].split(), (host, event)
+                    argv = install.canonical_argv(host, event, handler, env)
+                    if host == "claude":
+                        assert argv == [hookcommand.installed_program("claude")], event
+                    else:  # portable: the `ctxward` on PATH
+                        args = ["hook", codex_host.HOOK_ARGS[event], "--host", "codex"]
+                        assert argv == [str(BIN / "ctxward"), *args], event
+    shell = {**claude["hooks"]["PreCompact"][0]["hooks"][0]}
+    shell["command"] = shell["command"].replace("exit 0", "exit 0; id", 1)
+    assert install.canonical_argv("claude", "PreCompact", shell, env) is None
     assert (
         install.canonical_argv("codex", "PreCompact", {"type": "command", "command": "x"}) is None
     )
     pre = claude["hooks"]["PreCompact"][0]["hooks"][0]
     assert install.canonical_argv("claude", "PreCompact", {**pre, "args": ["; id"]}) is None
+    assert install.canonical_argv("claude", "PreToolUse", pre) is None  # not its command there
     assert install.canonical_argv("claude", "PreCompact", {**pre, "type": "http"}) is None
     # Codex's command for SessionStart is not its command for PreCompact.
     session = codex["hooks"]["SessionStart"][0]["hooks"][0]
@@ -284,7 +412,10 @@ def test_a_command_that_only_names_ctxward_is_a_failure_and_is_not_run(project, 
         f".claude/settings.json: PreToolUse runs `ctxward-hook ; touch {marker}`, "
         "not a command ctxward installs"
     )
-    assert "install writes `ctxward-hook` there" in check.detail
+    assert (
+        "install writes its own command there (`ctxward install claude --scope project --dry-run`"
+        in check.detail
+    )
     assert check.fix == "ctxward install claude --scope project (replaces it), or remove it"
     assert not any(c.id.startswith("hook.claude.") for c in result.checks)
     assert not marker.exists()
@@ -300,7 +431,7 @@ def test_a_foreign_command_in_the_users_own_file_only_warns(project, env, tmp_pa
     settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [handler]}]}}), encoding="utf-8")
     check = by_id(diagnose(project, env))["claude.user.command.Stop"]
     assert check.status == "warn"
-    assert "install writes nothing (ctxward does not wire Stop) there" in check.detail
+    assert "install writes nothing (ctxward does not wire Stop);" in check.detail
     assert check.fix == "ctxward install claude --scope user (replaces it), or remove it"
 
 
@@ -386,7 +517,7 @@ def test_a_bad_config_fails(project, env):
 
 def test_cli_doctor_text_and_exit_code(project, env, monkeypatch):
     monkeypatch.setenv("PATH", env["PATH"])
-    install.install("claude", "project", Project(project), claude_version=NEW, env=env)
+    install_into(project, "claude", "project", env)
     runner = CliRunner()
     result = runner.invoke(
         cli, ["-C", str(project), "doctor", "--claude-version", "2.1.332", "--no-run"]
@@ -396,6 +527,7 @@ def test_cli_doctor_text_and_exit_code(project, env, monkeypatch):
     assert lines[0] == f"ctxward doctor: {project}"
     assert "-     Claude Code 2.1.332" in lines
     assert "ok    .claude/settings.json: matchers cover " in result.output
+    assert f"ok    .claude/settings.json: its hooks run {BIN / 'ctxward-hook'}" in lines
     assert "Thresholds in force (G9 dispatch guard, capacity 262,144 bytes; defaults):" in lines
     assert "  hard-reject   80%    209,716 bytes  deny (no override)" in lines
     assert lines[-1].endswith("0 failures.")

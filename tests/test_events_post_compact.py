@@ -97,9 +97,10 @@ def test_unsafe_session_id_stays_inside_the_compactions_dir(
     assert json.loads(pending.read_text(encoding="utf-8"))["session_id"] == session_id
     new = set(after) - set(before) - set((tmp_path / "home").rglob("*"))  # jinja2's cache
     locks = {p for p in new if p.parent == project / ".ctxward" / "locks" and p.suffix == ".lock"}
-    assert len(locks) == 1  # the pending entry is written under a lock
+    assert len(locks) == 2  # the pending entry and the run's claim are written under a lock
     swept = project / ".ctxward" / "locks" / "swept"  # the leftover sweep's stamp (fsutil)
-    assert new == {path.parent, path, pending.parent, pending, *locks, swept}
+    (claim,) = (project / ".ctxward" / "runs").iterdir()  # ctxward.once: one report per compaction
+    assert new == {path.parent, path, pending.parent, pending, *locks, swept, claim.parent, claim}
 
 
 def test_no_plans_no_report(project, load_payload, run_hook):
@@ -108,8 +109,8 @@ def test_no_plans_no_report(project, load_payload, run_hook):
 
 
 def test_every_compaction_gets_its_own_report(plan, project, load_payload, run_hook):
-    for _ in range(3):
-        assert run_hook(load_payload("PostCompact.json"))[0] == 0
+    for number in range(3):
+        assert run_hook(load_payload("PostCompact.json", prompt_id=f"prompt-{number}"))[0] == 0
     assert len(reports(project)) == 3
 
 

@@ -84,7 +84,7 @@ def test_firing_twice_changes_nothing(two_plans, load_payload, run_hook, snapsho
     first = run_hook(load_payload("PreCompact.json"))
     before = snapshot(project / "docs")
 
-    second = run_hook(load_payload("PreCompact.json"))
+    second = run_hook(load_payload("PreCompact.json", prompt_id="another-compaction"))
 
     assert second == first
     assert snapshot(project / "docs") == before  # bytes, inode and mtime of every file
@@ -99,7 +99,7 @@ def test_payload_is_redistilled_after_the_plan_changes(
     make_skill("alpha", ["alpha: a brand new rule"])
     activate_skill("alpha", "one")
 
-    code, out, _ = run_hook(load_payload("PreCompact.json"))
+    code, out, _ = run_hook(load_payload("PreCompact.json", prompt_id="the-next-compaction"))
 
     assert code == 0
     text = payload.read_text(encoding="utf-8")

@@ -354,3 +354,230 @@ def test_the_import_probe_does_see_heavy_modules(plan, tmp_path, load_payload, r
     )
 
     assert "jinja2" in json.loads(report.read_text())["heavy"]
+
+
+# --- the commands install writes, run by sh as Claude Code runs them -------------------------
+
+GUARD_PAYLOAD = "PreToolUse.json"
+
+
+def run_sh(command: str, payload: dict, project: Path, path: str, home: Path):
+    """`sh -c COMMAND`, as Claude Code runs a hook's command, with only `path` on PATH."""
+    env = {
+        "PATH": path,
+        "HOME": str(home),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        "LANG": "C.UTF-8",
+    }
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=30,
+        env=env,
+        cwd=project,
+    )
+    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+def a_copy_of_ctxward_hook(folder: Path) -> Path:
+    """An install of ctxward-hook that can be taken away: the venv's console script, copied."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "ctxward-hook"
+    source = Path(hook_command()[0])
+    if not source.is_file() or source.suffix:
+        pytest.skip("no ctxward-hook console script next to this interpreter")
+    copy.write_bytes(source.read_bytes())
+    copy.chmod(0o755)
+    return copy
+
+
+def big_dispatch(load_payload) -> dict:
+    payload = load_payload(GUARD_PAYLOAD)
+    payload["tool_input"]["prompt"] = "short paragraph.\n\n" * 15_000  # 270,000 bytes
+    return payload
+
+
+def test_the_baked_command_runs_without_path_and_denies(project, load_payload, tmp_path):
+    from ctxward import hookcommand
+
+    hook = a_copy_of_ctxward_hook(tmp_path / "an install" / "it's bin")  # spaces and a quote
+    command = hookcommand.render("claude", "PreToolUse", str(hook))
+    code, out, err = run_sh(command, big_dispatch(load_payload), project, "/usr/bin:/bin", tmp_path)
+    assert code == 0, err
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "PROMPT_EMERGENCY" in answer["permissionDecisionReason"]
+
+
+def test_a_baked_path_that_is_gone_falls_back_on_path(project, load_payload, tmp_path):
+    from ctxward import hookcommand
+
+    command = hookcommand.render("claude", "PreToolUse", str(tmp_path / "gone" / "ctxward-hook"))
+    on_path = a_copy_of_ctxward_hook(tmp_path / "bin")
+    code, out, _ = run_sh(
+        command, big_dispatch(load_payload), project, f"{on_path.parent}:/usr/bin:/bin", tmp_path
+    )
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_broken_install_passes_to_the_next_candidate(project, load_payload, tmp_path):
+    """A venv whose interpreter is gone: its script exists but exits 127 without reading."""
+    from ctxward import hookcommand
+
+    broken = tmp_path / "old" / "ctxward-hook"
+    broken.parent.mkdir()
+    broken.write_text("#!/nonexistent/python3\n", encoding="utf-8")
+    broken.chmod(0o755)
+    local = a_copy_of_ctxward_hook(tmp_path / "home" / ".local" / "bin")
+    command = hookcommand.render("claude", "PreToolUse", str(broken))
+    code, out, _ = run_sh(
+        command, big_dispatch(load_payload), project, "/usr/bin:/bin", local.parents[2]
+    )
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("baked", [True, False], ids=["baked", "portable"])
+def test_with_ctxward_gone_the_guard_denies_with_one_line(project, load_payload, tmp_path, baked):
+    from ctxward import hookcommand
+
+    gone = str(tmp_path / "gone" / "ctxward-hook") if baked else None
+    (tmp_path / "empty").mkdir()
+    planted = tmp_path / "empty" / "ctxward-hook"  # a relative PATH folder's: never run
+    planted.write_text(f"#!/bin/sh\ntouch {tmp_path / 'ran'}\n", encoding="utf-8")
+    planted.chmod(0o755)
+    command = hookcommand.render("claude", "PreToolUse", gone)
+    path = "empty:/usr/bin:/bin"
+    code, out, err = run_sh(command, load_payload(GUARD_PAYLOAD), tmp_path, path, tmp_path)
+    assert (code, err) == (0, "")
+    answer = json.loads(out)
+    specific = answer["hookSpecificOutput"]
+    assert (specific["hookEventName"], specific["permissionDecision"]) == ("PreToolUse", "deny")
+    reason = specific["permissionDecisionReason"]
+    assert "\n" not in reason and answer["systemMessage"] == reason  # the user sees it too
+    assert reason.startswith(
+        "ctxward blocked this sub-agent call: the dispatch guard cannot run, ctxward-hook is "
+        "missing ("
+    )
+    assert ("not at " + str(gone) + ", " in reason) == baked
+    assert "Install ctxward (pipx install ctxward), then run: ctxward install claude" in reason
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "PreCompact.json",
+        "PostCompact.json",
+        "SubagentStop.json",
+        "UserPromptSubmit.json",
+        "PostToolUse.json",
+        "PostToolUseFailure.json",
+    ],
+)
+def test_with_ctxward_gone_every_other_hook_is_silent(project, load_payload, tmp_path, fixture):
+    from ctxward import hookcommand
+
+    payload = load_payload(fixture)
+    command = hookcommand.render("claude", payload["hook_event_name"], str(tmp_path / "gone"))
+    assert run_sh(command, payload, project, "/usr/bin:/bin", tmp_path) == (0, "", "")
+
+
+def test_with_ctxward_gone_session_start_says_so_once(project, load_payload, tmp_path):
+    from ctxward import hookcommand
+
+    payload = load_payload("SessionStart.compact.json")
+    command = hookcommand.render("claude", "SessionStart", None)
+    code, out, err = run_sh(command, payload, project, "/usr/bin:/bin", tmp_path)
+    assert (code, err) == (0, "")
+    notice = json.loads(out)["systemMessage"]
+    assert notice.startswith("ctxward is wired here but ctxward-hook is missing (not on PATH")
+    assert "sub-agent calls are blocked" in notice
+
+
+def test_the_guard_blocks_when_the_program_fails(project, load_payload, tmp_path):
+    """An install whose Python cannot import ctxward exits 1 (non-blocking): made blocking."""
+    from ctxward import hookcommand
+
+    failing = tmp_path / "bin" / "ctxward-hook"
+    failing.parent.mkdir()
+    failing.write_text("#!/bin/sh\necho 'ModuleNotFoundError: ctxward' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    command = hookcommand.render("claude", "PreToolUse", str(failing))
+    code, out, err = run_sh(
+        command, load_payload(GUARD_PAYLOAD), project, "/usr/bin:/bin", tmp_path
+    )
+    assert (code, out, err) == (2, "", "ModuleNotFoundError: ctxward\n")
+    other = hookcommand.render("claude", "PostToolUse", str(failing))
+    assert run_sh(other, load_payload("PostToolUse.json"), project, "/usr/bin", tmp_path)[0] == 1
+
+
+def test_the_codex_command_runs_without_path(project, tmp_path, plan):
+    from ctxward import hookcommand
+
+    program = Path(sys.executable).with_name("ctxward")
+    if not program.is_file():
+        pytest.skip("no ctxward console script next to this interpreter")
+    payload = {
+        "session_id": "s",
+        "turn_id": "t",
+        "transcript_path": None,
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "model": "m",
+        "source": "compact",
+    }
+    command = hookcommand.render("codex", "SessionStart", str(program))
+    code, out, err = run_sh(command, payload, project, "/usr/bin:/bin", tmp_path)
+    assert (code, err) == (0, "")
+    assert "alpha: never push to main" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    gone = hookcommand.render("codex", "PreCompact", str(tmp_path / "gone"))
+    assert run_sh(
+        gone, {**payload, "hook_event_name": "PreCompact"}, project, "/usr/bin", tmp_path
+    ) == (0, "", "")
+
+
+# --- one run per compaction, however many wirings run it --------------------------------------
+
+
+def parallel(commands: list[list[str]], payload: dict, project: Path) -> list[tuple[int, str]]:
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+    raw = json.dumps(payload).encode()
+    processes = [
+        subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=project,
+        )
+        for command in commands
+    ]
+    results = []
+    for process in processes:
+        out, err = process.communicate(raw, timeout=60)
+        assert process.returncode == 0, err
+        results.append((process.returncode, out.decode("utf-8")))
+    return results
+
+
+def test_a_compaction_run_by_two_wirings_gives_one_report_and_one_set_of_instructions(
+    plan, project, load_payload
+):
+    """The plugin form (hooks/*.py) and the settings form (ctxward-hook) both wired: Claude Code
+    runs both, in parallel, with the same payload."""
+    both = [hook_command(), [sys.executable, str(HOOKS / "pre_compact.py")]]
+    outputs = [out for _, out in parallel(both, load_payload("PreCompact.json"), project)]
+    assert sorted(bool(out) for out in outputs) == [False, True]
+    assert "alpha: never push to main" in "".join(outputs)
+    post = [hook_command(), [sys.executable, str(HOOKS / "post_compact.py")]]
+    parallel(post, load_payload("PostCompact.json"), project)
+    assert len(list((project / ".ctxward" / "compactions").glob("*.json"))) == 1
+    # The next compaction of the session (another prompt) gets its own.
+    later = load_payload("PostCompact.json", prompt_id="the-next-one")
+    parallel(post, later, project)
+    assert len(list((project / ".ctxward" / "compactions").glob("*.json"))) == 2
+    again = parallel(both, load_payload("PreCompact.json", prompt_id="the-next-one"), project)
+    assert sorted(bool(out) for _, out in again) == [False, True]

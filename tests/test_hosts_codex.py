@@ -211,13 +211,14 @@ def test_cli_hook_with_host_codex(plan, project, monkeypatch, capsys):
 
 
 def test_the_installed_command_runs_as_codex_would(plan, project):
-    """The exact command `ctxward install codex` writes, run the way Codex runs it: `sh -c`."""
-    command = codex.command_for("SessionStart")
+    """The exact command `ctxward install codex --scope user` writes (this machine's ctxward
+    baked in), run the way Codex runs it: `$SHELL -lc`."""
     program = Path(sys.executable).parent / "ctxward"
     if not program.exists():
         pytest.skip("no ctxward console script next to this interpreter")
+    command = codex.command_for("SessionStart", str(program))
     done = subprocess.run(
-        ["/bin/sh", "-c", command.replace("ctxward", str(program), 1)],
+        ["/bin/sh", "-lc", command],
         input=json.dumps(payload("SessionStart", project)),
         capture_output=True,
         text=True,

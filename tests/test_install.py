@@ -12,15 +12,18 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxward import install
+from ctxward import claudeversion, hookcommand, install
+from ctxward.claudeversion import ClaudeVersion
 from ctxward.cli import cli
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.install import ClaudeVersion
 from ctxward.project import Project
 
 REPO = Path(__file__).resolve().parent.parent
 NEW = ClaudeVersion((2, 1, 332), "override")
 OLD = ClaudeVersion((2, 0, 77), "override")
+# What `locate` gives these tests: this machine's program, as install would bake it.
+BAKED = {"claude": "/opt/ctxward/bin/ctxward-hook", "codex": "/opt/ctxward/bin/ctxward"}
+BAKED["opencode"] = BAKED["codex"]
 USER_FILE = """{
     "permissions": {"allow": ["Bash(ls)"]},
     "hooks": {
@@ -33,8 +36,13 @@ USER_FILE = """{
 """
 
 
-def canonical() -> dict:
+def example() -> dict:
     return json.loads((REPO / "settings.example.json").read_text(encoding="utf-8"))["hooks"]
+
+
+def canonical(baked: str | None = None) -> dict:
+    """What install writes for Claude Code: portable (project scope) or with `baked`."""
+    return install.wiring_for("claude", baked)
 
 
 def settings_file(project: Path, text: str | None = None) -> Path:
@@ -48,6 +56,7 @@ def settings_file(project: Path, text: str | None = None) -> Path:
 def run(project: Path, *, version: ClaudeVersion = NEW, host: str = "claude", **kwargs):
     if host == "claude":
         kwargs["claude_version"] = version
+    kwargs.setdefault("locate", BAKED.get)
     return install.install(host, kwargs.pop("scope", "project"), Project(project), **kwargs)
 
 
@@ -62,20 +71,32 @@ def backups(folder: Path) -> list[Path]:
 # --- the one source of the wiring -----------------------------------------------------------
 
 
-def test_the_claude_wiring_is_settings_example_json():
-    assert install.canonical_wiring() == canonical()
+def test_the_claude_wiring_is_settings_example_json_with_the_rendered_commands():
+    assert install.canonical_wiring() == example()
+    for baked in (None, BAKED["claude"]):
+        wiring = canonical(baked)
+        assert list(wiring) == list(example())
+        for event, groups in wiring.items():
+            for group, source in zip(groups, example()[event], strict=True):
+                (handler,) = group["hooks"]
+                assert {**handler, "command": "ctxward-hook"} == source["hooks"][0]
+                assert {k: v for k, v in group.items() if k != "hooks"} == {
+                    k: v for k, v in source.items() if k != "hooks"
+                }
+                parsed = hookcommand.parse("claude", event, handler["command"])
+                assert parsed == hookcommand.HookCommand("claude", event, baked)
 
 
 def test_every_wired_event_has_a_known_first_claude_code_version():
-    for event in canonical():
-        assert install.EVENT_SINCE.get(event) is not None, event
+    for event in example():
+        assert claudeversion.EVENT_SINCE.get(event) is not None, event
 
 
-def test_the_codex_example_is_the_codex_wiring():
-    example = json.loads((REPO / "examples/codex/hooks.json").read_text(encoding="utf-8"))
-    assert example == {"hooks": install.codex_wiring()}
-    for event, groups in example["hooks"].items():
-        assert [g["matcher"] for g in groups] == [g["matcher"] for g in canonical()[event]]
+def test_the_codex_example_is_the_portable_codex_wiring():
+    codex_example = json.loads((REPO / "examples/codex/hooks.json").read_text(encoding="utf-8"))
+    assert codex_example == {"hooks": install.codex_wiring()}
+    for event, groups in codex_example["hooks"].items():
+        assert [g["matcher"] for g in groups] == [g["matcher"] for g in example()[event]]
 
 
 def test_the_wheel_ships_what_install_reads():
@@ -98,7 +119,7 @@ def test_the_wheel_ships_what_install_reads():
     ],
 )
 def test_parse_version(text, version):
-    assert install.parse_version(text) == version
+    assert claudeversion.parse_version(text) == version
 
 
 def fake_claude(tmp_path: Path, body: str) -> Path:
@@ -113,7 +134,7 @@ def fake_claude(tmp_path: Path, body: str) -> Path:
 def test_version_is_detected_with_claude_version(tmp_path, monkeypatch):
     folder = fake_claude(tmp_path, 'echo "2.1.80 (Claude Code)"')
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    found = install.detect_claude_version()
+    found = claudeversion.detect()
     assert (found.version, found.source, found.detail) == (
         (2, 1, 80),
         "detected",
@@ -121,25 +142,76 @@ def test_version_is_detected_with_claude_version(tmp_path, monkeypatch):
     )
 
 
-def test_version_is_assumed_when_claude_is_missing(tmp_path, monkeypatch):
+def test_the_native_launcher_answers_when_claude_is_not_on_path(tmp_path, monkeypatch):
+    launcher = tmp_path / "home" / ".local" / "bin"
+    launcher.mkdir(parents=True)
+    fake_claude(tmp_path, 'echo "2.1.90 (Claude Code)"').joinpath("claude").rename(
+        launcher / "claude"
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    found = claudeversion.detect()
+    assert (found.version, found.source) == ((2, 1, 90), "detected")
+
+
+def write_transcript(home: Path, name: str, version: str, age: float) -> Path:
+    path = home / ".claude" / "projects" / "-work-x" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"type": "user", "version": "1.0.0"}, {"type": "assistant", "version": version}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    moment = path.stat().st_mtime - age
+    os.utime(path, (moment, moment))
+    return path
+
+
+def test_without_a_claude_the_version_is_read_from_what_claude_code_recorded(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert claudeversion.detect().source == "unknown"
+    (home / ".claude.json").write_text('{"firstStartVersion": "2.0.70"}', encoding="utf-8")
+    first = claudeversion.detect()
+    assert (first.version, first.source, first.at_least) == ((2, 0, 70), "recorded", True)
+    assert first.knows("PostCompact") is None  # upgraded since? a lower bound cannot say
+    assert first.knows("PreCompact") is True
+    newest = write_transcript(home, "b.jsonl", "2.1.332", age=0)
+    write_transcript(home, "a.jsonl", "2.0.10", age=3600)
+    found = claudeversion.detect()
+    assert (found.version, found.source, found.detail) == ((2, 1, 332), "recorded", str(newest))
+    versions = home / ".local" / "share" / "claude" / "versions"
+    versions.mkdir(parents=True)
+    for name in ("2.1.300", "2.1.310", "notes.txt"):
+        (versions / name).write_text("", encoding="utf-8")
+    native = claudeversion.detect()
+    assert (native.version, native.source) == ((2, 1, 310), "recorded")
+
+
+def test_an_unknown_version_is_not_guessed(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    found = install.detect_claude_version()
-    assert (found.version, found.source) == (install.ASSUMED_VERSION, "assumed")
+    found = claudeversion.detect()
+    assert (found.version, found.source, found.text) == (None, "unknown", "unknown")
     assert "not on PATH" in found.detail
+    assert found.knows("PostCompact") is None
 
 
-def test_version_is_assumed_when_claude_fails(tmp_path, monkeypatch):
+def test_a_failing_claude_is_named_when_nothing_else_answers(tmp_path, monkeypatch):
     folder = fake_claude(tmp_path, "echo boom >&2; exit 3")
     monkeypatch.setenv("PATH", str(folder))
-    found = install.detect_claude_version()
-    assert (found.version, found.source) == (install.ASSUMED_VERSION, "assumed")
+    found = claudeversion.detect()
+    assert (found.version, found.source) == (None, "unknown")
     assert "exit 3: boom" in found.detail
 
 
 def test_version_override():
-    assert install.detect_claude_version("2.1.76").version == (2, 1, 76)
+    assert claudeversion.detect("2.1.76").version == (2, 1, 76)
     with pytest.raises(BadInput, match="not a version"):
-        install.detect_claude_version("latest")
+        claudeversion.detect("latest")
+
+
+def test_an_unknown_version_wires_every_event_and_says_so(project):
+    unknown = ClaudeVersion(None, "unknown", "`claude` is not on PATH")
+    result = run(project, version=unknown)
+    hooks = json.loads(settings_file(project).read_text(encoding="utf-8"))["hooks"]
+    assert list(hooks) == list(example())  # PostCompact included
+    assert any("version was not found, so every event is wired" in w for w in result.warnings)
 
 
 # --- where -----------------------------------------------------------------------------------
@@ -176,6 +248,11 @@ def test_ctxward_handlers_are_recognised_by_their_command(tmp_path):
     (checkout / "lib" / "ctxward").mkdir(parents=True)
     (tmp_path / "other" / "hooks").mkdir(parents=True)
     ours = [
+        *(
+            {"type": "command", "command": hookcommand.render(host, "SessionStart", baked)}
+            for host in ("claude", "codex")
+            for baked in (None, "/x y/bin/prog")
+        ),
         {"type": "command", "command": "ctxward-hook"},
         {"type": "command", "command": "/home/u/.local/bin/ctxward-hook", "timeout": 5},
         {"type": "command", "command": "ctxward hook pre-compact --host codex"},
@@ -205,6 +282,7 @@ def test_install_creates_the_settings_file(project):
     result = run(project)
     path = settings_file(project)
     assert result.written and not result.existed and result.backup is None
+    assert result.program is None  # .claude/settings.json is for the repository
     assert json.loads(path.read_text(encoding="utf-8")) == {"hooks": canonical()}
     assert path.read_text(encoding="utf-8").startswith('{\n  "hooks": {\n    "PreCompact": [')
     assert [c.action for c in result.changes] == ["added"] * len(canonical())
@@ -244,13 +322,18 @@ def test_install_twice_changes_nothing(project, snapshot):
     assert {c.action for c in result.changes} == {"unchanged"}
 
 
-def test_uninstall_restores_the_original_bytes(project):
+def test_uninstall_restores_the_original_bytes_with_one_rolling_backup(project):
     path = settings_file(project, USER_FILE)
     run(project)
+    installed = path.read_text(encoding="utf-8")
+    run(project, version=OLD)  # a change: the backup now holds the first install's bytes
     result = undo(project)
     assert path.read_text(encoding="utf-8") == USER_FILE
     assert {c.action for c in result.changes} == {"removed"}
-    assert len(backups(path.parent)) == 2
+    (backup,) = backups(path.parent)
+    assert backup == path.with_name("settings.json.ctxward-backup") == result.backup
+    assert backup.read_text(encoding="utf-8") != installed  # the bytes just before uninstall
+    assert "hooks" in json.loads(backup.read_text(encoding="utf-8"))
 
 
 def test_uninstall_drops_the_hooks_object_install_created(project):
@@ -266,6 +349,46 @@ def test_uninstall_of_a_file_without_ctxward_writes_nothing(project, snapshot):
     result = undo(project)
     assert not result.changed and result.changes == []
     assert snapshot(project / ".claude") == before
+
+
+@pytest.mark.parametrize("scope", ["project", "local"])
+def test_uninstall_removes_the_file_install_created(project, scope):
+    run(project, scope=scope)
+    run(project, scope=scope, version=OLD)  # an update: a backup of install's own bytes
+    path = install.config_path("claude", scope, Project(project))
+    assert path.exists() and backups(path.parent)
+    result = undo(project, scope=scope)
+    assert result.removed and not path.exists()
+    assert backups(path.parent) == []  # no `{}`, no backup of a file that was only ctxward's
+    assert "removed " + result.label in invoke_text(result)
+
+
+def invoke_text(result) -> str:
+    from ctxward.render import render
+
+    return render(
+        "install/result.txt.j2",
+        r=result,
+        diff=[],
+        backup="",
+        state_ignore="",
+        git_excluded="",
+        left_out=False,
+    )
+
+
+def test_a_crlf_file_keeps_its_line_endings_and_every_other_byte(project):
+    original = USER_FILE.replace("\n", "\r\n")
+    path = settings_file(project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original.encode("utf-8"))
+    run(project)
+    written = path.read_bytes()
+    assert b"\r\n" in written and b"\n" not in written.replace(b"\r\n", b"")
+    assert written.startswith(b'{\r\n    "permissions": {"allow": ["Bash(ls)"]},\r\n')
+    assert json.loads(written)["hooks"]["PreToolUse"][1:] == canonical()["PreToolUse"]
+    undo(project)
+    assert path.read_bytes() == original.encode("utf-8")
 
 
 def test_uninstall_of_a_missing_file_is_a_no_op(project):
@@ -454,23 +577,123 @@ def test_non_utf8_and_symlinked_files_are_refused(project, tmp_path):
         run(project)
 
 
-def test_user_scope_writes_under_home(project, tmp_path):
-    run(project, scope="user")
+def test_user_scope_writes_under_home_with_the_baked_path(project, tmp_path):
+    result = run(project, scope="user")
     path = tmp_path / "home" / ".claude" / "settings.json"
-    assert json.loads(path.read_text(encoding="utf-8")) == {"hooks": canonical()}
+    assert json.loads(path.read_text(encoding="utf-8")) == {"hooks": canonical(BAKED["claude"])}
+    assert result.program == BAKED["claude"]
     assert not settings_file(project).exists()
+    assert result.state_ignore is None and not (project / ".ctxward").exists()
 
 
-def test_local_scope(project):
+def test_local_scope_is_the_default_and_carries_this_machines_program(project):
+    assert install.DEFAULT_SCOPE == {"claude": "local", "opencode": "project", "codex": "project"}
     result = run(project, scope="local")
     assert result.path == project / ".claude" / "settings.local.json"
-    assert result.path.is_file()
+    data = json.loads(result.path.read_text(encoding="utf-8"))
+    assert data == {"hooks": canonical(BAKED["claude"])}
+    assert BAKED["claude"] in data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert not settings_file(project).exists()  # the repository's file: untouched
 
 
-def test_missing_entry_point_is_a_warning(project, tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    result = run(project)
-    assert any("`ctxward-hook` is not on this shell's PATH" in w for w in result.warnings)
+def test_a_project_file_names_no_path_of_this_machine(project):
+    result = run(project, scope="project")
+    text = settings_file(project).read_text(encoding="utf-8")
+    assert "/opt/ctxward" not in text and str(Path.home()) not in text
+    assert '\\"$(command -v ctxward-hook)\\"' in text
+    assert any("is for the repository" in w and BAKED["claude"] in w for w in result.warnings)
+
+
+def test_no_program_found_is_a_warning_and_the_commands_still_fall_back(project):
+    result = run(project, scope="local", locate=lambda host: None)
+    assert result.program is None
+    data = json.loads(result.path.read_text(encoding="utf-8"))
+    assert data == {"hooks": canonical()}  # the portable commands: PATH, ~/.local/bin
+    assert any(
+        "no `ctxward-hook` next to this ctxward or on PATH" in w
+        and "every sub-agent call is blocked" in w
+        for w in result.warnings
+    )
+
+
+def test_install_bakes_the_program_next_to_the_running_ctxward(tmp_path):
+    folder = tmp_path / "venv" / "bin"
+    folder.mkdir(parents=True)
+    for name in ("ctxward", "ctxward-hook", "python"):
+        (folder / name).write_text("#!/bin/sh\n", encoding="utf-8")
+        (folder / name).chmod(0o755)
+    found = hookcommand.installed_program(
+        "claude", argv0=str(folder / "ctxward"), executable="/usr/bin/python3", env={"PATH": ""}
+    )
+    assert found == str(folder / "ctxward-hook")
+    by_interpreter = hookcommand.installed_program(
+        "codex", argv0="-m", executable=str(folder / "python"), env={"PATH": ""}
+    )
+    assert by_interpreter == str(folder / "ctxward")
+    assert (
+        hookcommand.installed_program(
+            "claude", argv0="/nowhere/ctxward", executable="/nowhere/python", env={"PATH": ""}
+        )
+        is None
+    )
+
+
+def test_the_state_folder_gets_a_gitignore_once(project, git):
+    result = run(project, scope="local")
+    ignore = project / ".ctxward" / ".gitignore"
+    assert result.state_ignore == ignore
+    assert ignore.read_text(encoding="utf-8").splitlines()[-3:] == [
+        "*",
+        "!.gitignore",
+        "!config.yaml",
+    ]
+    for name in ("config.yaml", "sessions/s.yaml", "compactions/r.json", "offload/x.txt"):
+        (project / ".ctxward" / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / ".ctxward" / name).write_text("x", encoding="utf-8")
+    (project / "docs" / "plans" / "p").mkdir(parents=True)
+    (project / "docs" / "plans" / "p" / "invariants.md").write_text("x", encoding="utf-8")
+    tracked = git(project, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert sorted(line[3:] for line in tracked if ".ctxward" in line or "docs" in line) == [
+        ".ctxward/.gitignore",
+        ".ctxward/config.yaml",
+        "docs/plans/p/invariants.md",
+    ]
+    ignore.write_text("# mine\n", encoding="utf-8")
+    again = run(project, scope="local", version=OLD)
+    assert again.state_ignore is None and ignore.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_a_local_file_git_would_commit_is_kept_out_of_this_clone(project, git):
+    result = run(project, scope="local")
+    exclude = project / ".git" / "info" / "exclude"
+    assert result.git_excluded == exclude and not result.warnings
+    assert exclude.read_text(encoding="utf-8").splitlines()[-1] == "/.claude/settings.local.json"
+    status = git(project, "status", "--porcelain", "--untracked-files=all")
+    assert ".claude/settings.local.json" not in status
+    again = run(project, scope="local", version=OLD)  # ignored now: nothing added twice
+    assert again.git_excluded is None
+    assert exclude.read_text(encoding="utf-8").count("settings.local.json") == 1
+    shared = run(project, scope="project")  # the repository's file is for git
+    assert shared.git_excluded is None
+    opencode = run(project, host="opencode")
+    assert opencode.git_excluded == exclude
+    assert exclude.read_text(encoding="utf-8").splitlines()[-1] == "/.opencode/plugin/ctxward.js"
+
+
+def test_a_second_wiring_is_a_warning(project):
+    settings_file(project, '{"enabledPlugins": {"ctxward@ctxward": true, "other@x": true}}')
+    result = run(project, scope="local")
+    doubled = [w for w in result.warnings if "every hook would run twice" in w]
+    assert doubled == [
+        "ctxward's hooks also run from the ctxward@ctxward plugin (enabledPlugins in "
+        ".claude/settings.json): every hook would run twice; keep one (ctxward uninstall, or "
+        "disable the plugin)"
+    ]
+    run(project, scope="project")
+    again = run(project, scope="local", version=OLD)
+    assert any(
+        w.startswith("ctxward's hooks also run from .claude/settings.json:") for w in again.warnings
+    )
 
 
 # Property: whatever a user's settings hold, install then uninstall gives back the same bytes.
@@ -508,7 +731,10 @@ def test_install_then_uninstall_is_the_identity(project, data, indent, newline):
     for event, groups in canonical().items():
         assert installed["hooks"][event][-len(groups) :] == groups
     undo(project)
-    assert path.read_text(encoding="utf-8") == text
+    if data:
+        assert path.read_text(encoding="utf-8") == text
+    else:  # `{}` with ctxward's hooks added, then taken out: removed as install created it
+        assert not path.exists()
     for backup in backups(path.parent):
         backup.unlink()
 
@@ -516,30 +742,40 @@ def test_install_then_uninstall_is_the_identity(project, data, indent, newline):
 # --- Codex -----------------------------------------------------------------------------------
 
 
-def test_install_codex_writes_the_shared_events(project):
-    result = install.install("codex", "project", Project(project))
+def test_install_codex_writes_the_shared_events(project, tmp_path):
+    result = run(project, host="codex")
     path = project / ".codex" / "hooks.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == {"hooks": install.codex_wiring()}
     assert set(data["hooks"]) == {"PreCompact", "SessionStart"}
-    assert data["hooks"]["SessionStart"][0]["hooks"][0]["command"] == (
-        "ctxward hook session-start --host codex"
-    )
+    command = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert command.startswith("/bin/sh -c ") and "hook session-start --host codex" in command
     assert any("/hooks in Codex" in warning for warning in result.warnings)
     install.uninstall("codex", "project", Project(project))
-    assert json.loads(path.read_text(encoding="utf-8")) == {}
+    assert not path.exists()
+    user = run(project, host="codex", scope="user")
+    assert json.loads(user.path.read_text(encoding="utf-8")) == {
+        "hooks": install.codex_wiring(BAKED["codex"])
+    }
 
 
 # --- OpenCode --------------------------------------------------------------------------------
 
 
-def test_install_opencode_copies_the_plugin(project, snapshot):
-    result = install.install("opencode", "project", Project(project))
+def test_install_opencode_copies_the_plugin_with_the_baked_path(project, snapshot):
+    result = run(project, host="opencode")
     path = project / ".opencode" / "plugin" / "ctxward.js"
-    assert path.read_bytes() == (REPO / "hooks" / "opencode" / "ctxward.js").read_bytes()
+    shipped = (REPO / "hooks" / "opencode" / "ctxward.js").read_text(encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == shipped.replace(
+        'const INSTALLED_BIN = ""', f'const INSTALLED_BIN = "{BAKED["opencode"]}"'
+    )
+    assert hookcommand.plugin_baked(shipped, path.read_text(encoding="utf-8")) == (
+        True,
+        BAKED["opencode"],
+    )
     assert [c.action for c in result.changes] == ["added"]
     before = snapshot(path.parent)
-    again = install.install("opencode", "project", Project(project))
+    again = run(project, host="opencode")
     assert [c.action for c in again.changes] == ["unchanged"] and not again.written
     assert snapshot(path.parent) == before
 
@@ -548,7 +784,7 @@ def test_install_opencode_updates_an_older_plugin_with_a_backup(project):
     path = project / ".opencode" / "plugin" / "ctxward.js"
     path.parent.mkdir(parents=True)
     path.write_text("// ctxward for OpenCode: an old version\n", encoding="utf-8")
-    result = install.install("opencode", "project", Project(project))
+    result = run(project, host="opencode")
     assert [c.action for c in result.changes] == ["updated"]
     assert result.backup is not None
     assert result.backup.read_text(encoding="utf-8").endswith("an old version\n")
@@ -566,11 +802,12 @@ def test_install_opencode_refuses_to_overwrite_another_plugin(project):
 
 
 def test_uninstall_opencode_removes_the_plugin_and_keeps_edits_in_a_backup(project):
-    install.install("opencode", "project", Project(project))
+    run(project, host="opencode")
     path = project / ".opencode" / "plugin" / "ctxward.js"
     result = install.uninstall("opencode", "project", Project(project))
     assert result.removed and not path.exists() and result.backup is None
-    install.install("opencode", "project", Project(project))
+    assert backups(path.parent) == []
+    run(project, host="opencode")
     path.write_text(path.read_text(encoding="utf-8") + "// my edit\n", encoding="utf-8")
     edited = install.uninstall("opencode", "project", Project(project))
     assert not path.exists()
@@ -585,27 +822,44 @@ def invoke(project: Path, *args: str):
 
 
 def test_cli_install_claude_text(project, tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))  # neither claude nor ctxward-hook
+    monkeypatch.setenv("PATH", str(tmp_path))  # no claude, no ctxward-hook on PATH
     result = invoke(project, "install", "claude")
     assert result.exit_code == 0, result.output
-    events = [
-        f"  {'skipped' if e == 'PostCompact' else 'added':<10} {e}"
-        + ("  (needs Claude Code >= 2.1.76)" if e == "PostCompact" else "")
-        for e in canonical()
-    ]
+    program = hookcommand.installed_program("claude")
+    assert program is not None  # the ctxward-hook next to this interpreter
     lines = result.output.splitlines()
-    assert lines[: 3 + len(events)] == [
-        "ctxward install claude --scope project: .claude/settings.json",
-        "Claude Code 2.0.77 (assumed: `claude` is not on PATH)",
-        *events,
-        "Left out: a settings file naming an event that the running Claude Code does not know "
-        "makes it ignore every hook in that file. Upgrade Claude Code (or pass --claude-version "
-        "X, what `claude --version` prints), then run this again.",
+    assert lines[: 3 + len(example())] == [
+        "ctxward install claude --scope local: .claude/settings.local.json",
+        "Claude Code unknown (not found: `claude` is not on PATH, and no version is recorded "
+        f"under {tmp_path / 'home' / '.claude'})",
+        f"hooks run {program} (else the one on PATH or in ~/.local/bin)",
+        *(f"  {'added':<10} {event}" for event in example()),
     ]
-    assert "created .claude/settings.json" in result.output
-    assert "warning: `ctxward-hook` is not on this shell's PATH" in result.output
+    assert "created .claude/settings.local.json" in result.output
+    assert "wrote .ctxward/.gitignore" in result.output
+    assert "warning: the Claude Code version was not found, so every event is wired" in (
+        result.output
+    )
     again = invoke(project, "install", "claude")
-    assert "Nothing to do: .claude/settings.json already has ctxward's wiring." in again.output
+    assert (
+        "Nothing to do: .claude/settings.local.json already has ctxward's wiring." in again.output
+    )
+
+
+def test_cli_writing_commands_outside_a_project_exit_2_or_work_with_c(tmp_path, monkeypatch):
+    folder = tmp_path / "not-a-project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    for args in (["activate", "deep-review", "--slug", "s"], ["install", "claude"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "is not a project" in result.output
+        assert "-C DIR" in result.output
+    assert list(folder.iterdir()) == []  # no docs/, no .ctxward/, no .claude/
+    folder.joinpath(".ctxward").mkdir()  # -C names it a project; now it works
+    done = CliRunner().invoke(cli, ["-C", str(folder), "activate", "deep-review", "--slug", "s"])
+    assert done.exit_code == 0, done.output
+    assert (folder / "docs" / "plans" / "s" / "invariants.md").is_file()
 
 
 def test_cli_install_json_and_dry_run(project):
@@ -616,8 +870,9 @@ def test_cli_install_json_and_dry_run(project):
     data = json.loads(result.stdout)
     assert data["dryRun"] is True and data["changed"] is True and data["written"] is False
     assert data["claudeVersion"] == {"version": "2.1.332", "source": "override", "detail": None}
-    assert [c["event"] for c in data["changes"]] == list(canonical())
-    assert not settings_file(project).exists()
+    assert [c["event"] for c in data["changes"]] == list(example())
+    assert data["scope"] == "local" and data["program"]
+    assert not (project / ".claude").exists()
 
 
 def test_cli_dry_run_prints_a_diff(project):
@@ -626,11 +881,14 @@ def test_cli_dry_run_prints_a_diff(project):
     assert "(dry run: nothing written)" in result.output
     assert "+++ .codex/hooks.json (after install)" in result.output
     assert '+        "matcher": "compact|resume",' in result.output
+    assert "+++ .ctxward/.gitignore" not in result.output and "would write" in result.output
 
 
 def test_cli_refusal_is_one_line_and_exit_2(project):
     settings_file(project, "{\n  // hi\n}\n")
-    result = invoke(project, "install", "claude", "--claude-version", "2.1.332")
+    result = invoke(
+        project, "install", "claude", "--scope", "project", "--claude-version", "2.1.332"
+    )
     assert result.exit_code == 2
     assert result.output.count("\n") == 1
     assert result.output.startswith(
@@ -659,3 +917,15 @@ def test_cli_uninstall_help_has_an_example():
     for host in ("claude", "opencode", "codex"):
         result = CliRunner().invoke(cli, ["uninstall", host, "--help"])
         assert f"ctxward uninstall {host} --dry-run" in result.output
+
+
+@pytest.mark.parametrize("baked", [None, "/it's a/bin/prog", "/a\nb/c", "/x$(touch y)/`id`/p"])
+@pytest.mark.parametrize("host", ["claude", "codex"])
+def test_every_command_install_writes_is_read_back_exactly(host, baked):
+    for event in install.wiring_for(host):
+        command = hookcommand.render(host, event, baked)
+        assert hookcommand.parse(host, event, command) == hookcommand.HookCommand(
+            host, event, baked
+        )
+        assert install.identifies_ctxward({"type": "command", "command": command})
+        assert hookcommand.parse(host, event, command + " ") is None  # exact, or not install's

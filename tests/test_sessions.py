@@ -584,7 +584,7 @@ def test_pre_compact_writes_the_summary_and_keeps_its_stdout(
     first = run_hook(payload)
     path = project / ".ctxward" / "sessions" / f"{SESSION}.yaml"
     written = path.read_bytes()
-    second = run_hook(payload)  # PreCompact may fire several times: identical, not rewritten
+    second = run_hook({**payload, "prompt_id": "the-next-compaction"})  # identical, not rewritten
 
     assert first == second == bare
     assert path.read_bytes() == written

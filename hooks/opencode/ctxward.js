@@ -2,10 +2,12 @@
 //
 // OpenCode's V1 plugin API (npm `opencode-ai` 1.x; tested with 1.18.33; the `{id, server}`
 // default export needs 1.3.4 or later). Not the V2 API (`@opencode/cli` 2.x), which runs no V1
-// plugin. Install: copy this one file into `.opencode/plugin/` of a project (or
-// `~/.config/opencode/plugin/` for every project), with `ctxward` on OpenCode's PATH (or its
-// path in $CTXWARD_BIN). Node built-ins only, no runtime import of @opencode-ai/plugin:
-// OpenCode loads it as is, with no install step.
+// plugin. Install: `ctxward install opencode`, which copies this one file into
+// `.opencode/plugin/` of a project (or `~/.config/opencode/plugin/` with --scope user) and sets
+// INSTALLED_BIN below to the absolute path of its `ctxward`, so OpenCode started without it on
+// PATH (an IDE, a desktop launcher) still runs it. Copied by hand, the plugin finds `ctxward` on
+// PATH or in ~/.local/bin ($CTXWARD_BIN overrides all three). Node built-ins only, no runtime
+// import of @opencode-ai/plugin: OpenCode loads it as is, with no install step.
 //
 // What it does (the decisions are all ctxward's; this file only carries JSON both ways):
 //
@@ -30,16 +32,29 @@
 //
 // Failures: the dispatch guard FAILS CLOSED. If ctxward cannot be started, times out, exits
 // non-zero or answers something unreadable, the task call is blocked and the error says why.
+// When no ctxward is installed at all, every task call is blocked with the same one line (what
+// is missing, how to fix it) and the other hooks do nothing, without trying to start it.
 // Everything else FAILS OPEN: nothing is injected and one line goes to OpenCode's log
-// (service "ctxward"). The JSON both ways is documented in ctxward/hosts/opencode.py.
+// (service "ctxward"), once per distinct problem. The JSON both ways is documented in
+// ctxward/hosts/opencode.py.
 //
-// Settings (environment): CTXWARD_BIN (default "ctxward"); CTXWARD_HOOK_TIMEOUT_MS (default
-// 30000 per call; 10000 for the per-request system transform).
+// Settings (environment): CTXWARD_BIN (the program to run, as given); CTXWARD_HOOK_TIMEOUT_MS
+// (default 30000 per call; 10000 for the per-request system transform).
 
 import { spawn } from "node:child_process"
-import { statSync } from "node:fs"
+import { accessSync, constants, statSync } from "node:fs"
+import { homedir } from "node:os"
+import { delimiter, isAbsolute, join } from "node:path"
+import { fileURLToPath } from "node:url"
 
-const COMMAND = process.env.CTXWARD_BIN || "ctxward"
+const INSTALLED_BIN = "" // set by `ctxward install opencode`: the absolute path of its ctxward
+const PLUGIN_FILE = (() => {
+  try {
+    return fileURLToPath(import.meta.url)
+  } catch {
+    return "this plugin file"
+  }
+})()
 const TIMEOUT_MS = Number(process.env.CTXWARD_HOOK_TIMEOUT_MS) || 30000
 const SYSTEM_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
 const OBSERVE_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
@@ -48,9 +63,49 @@ const DISPATCH_TOOLS = new Set(["task"])
 const GUARD_KEYS = new Set(["deny", "args", "note", "notice"])
 const MAX_OUTPUT = 16 * 1024 * 1024
 
+function runnable(path) {
+  try {
+    return isAbsolute(path) && statSync(path).isFile() && (accessSync(path, constants.X_OK), true)
+  } catch {
+    return false
+  }
+}
+
+// The ctxward to run: $CTXWARD_BIN as given, else INSTALLED_BIN, `ctxward` on PATH (absolute
+// folders only: a relative one names the project, which may be a hostile clone), or
+// ~/.local/bin/ctxward, whichever is an executable file first; null when none is.
+function findCtxward() {
+  if (process.env.CTXWARD_BIN) return process.env.CTXWARD_BIN
+  const onPath = (process.env.PATH || "").split(delimiter).filter((dir) => isAbsolute(dir))
+  const candidates = [INSTALLED_BIN, ...onPath.map((dir) => join(dir, "ctxward"))]
+  candidates.push(join(homedir(), ".local", "bin", "ctxward"))
+  return candidates.find((path) => path && runnable(path)) ?? null
+}
+
+// The one line of a call that no ctxward can answer (the guard's, and the log's).
+function missingLine(what) {
+  const where = `${INSTALLED_BIN ? `not at ${INSTALLED_BIN}, ` : ""}not on PATH, not in ~/.local/bin`
+  return (
+    `ctxward blocked this ${what}: the dispatch guard cannot run, ctxward is missing (${where}). ` +
+    `Install ctxward (pipx install ctxward), then run: ctxward install opencode ` +
+    `(or remove ${PLUGIN_FILE}).`
+  )
+}
+
+// What the other hooks log, once, when no ctxward is installed.
+function missingNotice() {
+  return (
+    `ctxward is missing (${INSTALLED_BIN ? `not at ${INSTALLED_BIN}, ` : ""}not on PATH, not in ` +
+    `~/.local/bin): its hooks do nothing in this session and task calls are blocked. Install ` +
+    `ctxward (pipx install ctxward), then run: ctxward install opencode.`
+  )
+}
+
 // Run `ctxward hook <event> --host opencode` with `payload` on stdin.
-// Resolves {ok: true, answer} or {ok: false, why}; never rejects.
+// Resolves {ok: true, answer} or {ok: false, why, missing}; never rejects.
 function runCtxward(event, payload, cwd, timeoutMs) {
+  const COMMAND = findCtxward()
+  if (COMMAND === null) return Promise.resolve({ ok: false, missing: true, why: missingLine("call") })
   return new Promise((resolve) => {
     let settled = false
     let stdout = ""
@@ -161,6 +216,12 @@ export default {
       }
     }
 
+    // A hook that failed says so in the log: the missing ctxward as one notice for them all.
+    const failed = (result, level, line) => {
+      if (result.missing) log("warn", missingNotice())
+      else log(level, line)
+    }
+
     const call = (event, hook, input, extra, timeoutMs = TIMEOUT_MS) =>
       runCtxward(event, { hook, input, directory, worktree, ...extra }, directory, timeoutMs)
 
@@ -196,7 +257,7 @@ export default {
       const work = before.then(async () => {
         const result = await call(event, hook, input, { plugin: { ...plugin, quiet: count } }, OBSERVE_TIMEOUT_MS)
         if (!result.ok) {
-          log("warn", `ctxward: ${event} (no drift check for this call): ${result.why}`)
+          failed(result, "warn", `ctxward: ${event} (no drift check for this call): ${result.why}`)
           return
         }
         const note = result.answer.note
@@ -216,7 +277,7 @@ export default {
       const trigger = autoCompacting.delete(sessionID) ? "auto" : "manual"
       const summary = sessionID ? await readSummary(sessionID) : null
       const result = await call("post-compact", "event", { event }, { plugin: { trigger, summary } })
-      if (!result.ok) log("warn", `ctxward: post-compact: ${result.why}`)
+      if (!result.ok) failed(result, "warn", `ctxward: post-compact: ${result.why}`)
       else if (result.answer.notice) log("info", result.answer.notice)
     }
 
@@ -231,6 +292,7 @@ export default {
             `ctxward: the dispatch guard could not check this ${input.tool} call, so it is ` +
               `blocked (the guard fails closed): ${why}`,
           )
+        if (result.missing) throw new Error(missingLine(`${input.tool} call`))
         if (!result.ok) throw blocked(result.why)
         const answer = result.answer
         const unknown = Object.keys(answer).filter((key) => !GUARD_KEYS.has(key))
@@ -264,7 +326,7 @@ export default {
         compacting.add(input?.sessionID) // its system transform is the summarizer's: no drift notes
         const result = await call("pre-compact", "experimental.session.compacting", input, {})
         if (!result.ok) {
-          log("error", `ctxward: pre-compact (compaction goes on without it): ${result.why}`)
+          failed(result, "error", `ctxward: pre-compact (compaction goes on without it): ${result.why}`)
           return
         }
         const texts = strings(result.answer.context)
@@ -301,7 +363,7 @@ export default {
             SYSTEM_TIMEOUT_MS,
           )
           if (!result.ok) {
-            log("error", `ctxward: session-start (no invariants in this request): ${result.why}`)
+            failed(result, "error", `ctxward: session-start (no invariants in this request): ${result.why}`)
             return
           }
           const watch = strings(result.answer.watch)

@@ -2,25 +2,31 @@
 
 Each check says what it found and, when something is wrong, how to fix it:
 
-- the Claude Code version install and these checks go by (`claude --version`, or assumed);
-- every host file ctxward may have written (Claude Code settings at project, local and user
+- the Claude Code version install and these checks go by (`ctxward.claudeversion`);
+- every host file ctxward may have written (Claude Code settings at local, project and user
   scope; Codex hooks.json at project and user scope; the OpenCode plugin file): it parses, it
   wires ctxward's events, its matchers cover what the handlers need (`Agent|Task`,
   `compact|resume`, `manual|auto`), it names no event the Claude Code version does not know
   (that would silently disable every hook in the file), the plugin file is the shipped one;
-- the programs the hooks run resolve on this shell's PATH (`ctxward-hook`, `ctxward`): the
-  host's own PATH may differ, which doctor cannot see;
+- the program each file's hooks run (`hookcommand.resolve`: the path install baked in, else
+  PATH, else ~/.local/bin) exists: when none does, every sub-agent call is blocked and the other
+  hooks do nothing, a failure; a baked path that is gone, a warning (PATH is this shell's: the
+  host's may differ);
+- one wiring per host: ctxward's hooks in two files, or in a settings file and the ctxward
+  plugin (`enabledPlugins`), run every hook twice, a failure;
 - each wired hook command runs and answers a synthetic payload within its timeout, in a scratch
   project with a shipped pack activated (so no file of the real project is touched). Only the
-  exact commands `ctxward install` writes are run (`install.canonical_argv`), as an argv list
-  without a shell, the program found on the absolute folders of PATH: a settings file may come
-  with a cloned repository, and a command that merely names ctxward (`ctxward-hook; sh evil`,
-  `X=1 ctxward-hook`, `./evil/ctxward-hook`) is reported, shown scrubbed and cut, and never
-  run: a failure in a project's file, a warning in the user's own;
+  exact commands `ctxward install` writes are run (`install.canonical_command`), as an argv
+  list without a shell, and only when the program they resolve to is this ctxward's or the one
+  on the absolute folders of PATH or in ~/.local/bin: a settings file may come with a cloned
+  repository, and a command that merely names ctxward (`ctxward-hook; sh evil`,
+  `X=1 ctxward-hook`, `./evil/ctxward-hook`) or bakes a path of the clone is reported, shown
+  scrubbed and cut, and never run: a failure in a project's file, a warning in the user's own;
+  a bare `ctxward-hook` of an older install (it fails open off PATH) is a failure everywhere;
 - drift: each active plan's sections match their skill's current frontmatter (the **Full
   rules:** path), and each plan's payload is fresh;
 - the project's config loads, and the G9 thresholds in force (thresholds.table at the capacity
-  from .ctxward/config.yaml).
+  from .ctxward/config.yaml); in a git project, ctxward's state folder is git-ignored.
 
 Library code: the checks come back as data; `ctxward doctor` renders them.
 """
@@ -39,9 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxward import install
+from ctxward import hookcommand, install, jsonedit
+from ctxward.claudeversion import EVENT_SINCE, ClaudeVersion, format_version
 from ctxward.errors import CtxwardError, printable
 from ctxward.fsutil import read_regular_text
+from ctxward.hookcommand import HookCommand
 from ctxward.project import Project
 
 OK, WARN, FAIL, INFO = "ok", "warn", "fail", "info"
@@ -84,7 +92,7 @@ class Check:
 @dataclass(slots=True)
 class Diagnosis:
     project: str
-    version: install.ClaudeVersion
+    version: ClaudeVersion
     checks: list[Check] = field(default_factory=list)
     thresholds: dict[str, Any] = field(default_factory=dict)
 
@@ -118,7 +126,8 @@ class WiredHook:
     event: str
     handler: Mapping[str, Any]
     where: str  # the file's label
-    argv: tuple[str, ...] | None  # how doctor runs it; None: not a command install writes
+    command: HookCommand | None  # None: not a command install writes
+    argv: tuple[str, ...] | None = None  # how doctor runs it; None: not run
 
     @property
     def timeout(self) -> float:
@@ -147,7 +156,7 @@ def matcher_matches(matcher: object, value: str) -> bool:
 def diagnose(
     project: Project,
     *,
-    version: install.ClaudeVersion,
+    version: ClaudeVersion,
     env: Mapping[str, str] | None = None,
     run_hooks: bool = True,
 ) -> Diagnosis:
@@ -164,9 +173,15 @@ def diagnose(
             if found:
                 wired_hosts.add(host)
                 wired += found
+    opencode: list[str] = []
     for scope in install.SCOPES[install.OPENCODE]:
-        if _check_plugin(scope, project, env, checks):
+        program = _check_plugin(scope, project, env, checks)
+        if program is not None:
             wired_hosts.add(install.OPENCODE)
+            if program:
+                opencode.append(program)
+    for host in sorted(wired_hosts):
+        checks.append(_one_wiring(host, project, env))
     if not wired_hosts:
         checks.append(
             Check(
@@ -177,14 +192,12 @@ def diagnose(
                 "ctxward install claude (or: ctxward install opencode / ctxward install codex)",
             )
         )
-    programs: dict[str, list[str]] = {}
-    for host in sorted(wired_hosts):
-        programs.setdefault(_program(host, env), []).append(host)
-    for program, hosts in programs.items():
-        checks.append(_entry_point_check(program, hosts, env))
     if run_hooks:
-        checks += _run_hooks(wired, wired_hosts, env)
+        checks += _run_hooks(wired, opencode[:1], env)
     checks += _plan_checks(project)
+    ignored = _state_ignored(project)
+    if ignored is not None:
+        checks.append(ignored)
     config_check, thresholds = _thresholds(project)
     checks.append(config_check)
     result.thresholds = thresholds
@@ -194,16 +207,19 @@ def diagnose(
 # --- version ---------------------------------------------------------------------------------
 
 
-def _version_check(version: install.ClaudeVersion) -> Check:
-    if version.source == "assumed":
+def _version_check(version: ClaudeVersion) -> Check:
+    if version.source == "unknown":
         return Check(
             "claude.version",
             WARN,
-            f"Claude Code version not detected; assuming {version.text}",
+            "Claude Code version not found: which events it knows cannot be checked",
             version.detail,
             "put `claude` on PATH, or pass --claude-version X (what `claude --version` prints)",
         )
-    how = "given with --claude-version" if version.source == "override" else version.detail
+    how = {
+        "override": "given with --claude-version",
+        "recorded": f"recorded in {version.detail}",
+    }.get(version.source, version.detail)
     return Check("claude.version", INFO, f"Claude Code {version.text}", how)
 
 
@@ -215,7 +231,7 @@ def _check_json_file(
     scope: str,
     project: Project,
     env: Mapping[str, str],
-    version: install.ClaudeVersion,
+    version: ClaudeVersion,
     checks: list[Check],
 ) -> list[WiredHook]:
     path = install.config_path(host, scope, project, env)
@@ -225,19 +241,20 @@ def _check_json_file(
     if not path.exists():
         return []
     try:
-        data, _, _ = install.read_json(path, label)
-        install.hooks_block(data, label)
+        data, _, _ = jsonedit.read_json(path, label)
+        jsonedit.hooks_block(data, label)
     except CtxwardError as exc:
         checks.append(Check(f"{ident}.parse", FAIL, f"{label} cannot be read", str(exc)))
         return []
     hooks = data.get("hooks") or {}
     named = [
-        WiredHook(host, event, handler, label, _canonical(host, event, handler))
+        WiredHook(host, event, handler, label, install.canonical_command(host, event, handler))
         for event, groups in hooks.items()
         for group in groups
         for handler in group["hooks"]
         if _names_ctxward(handler)
     ]
+    named = _with_programs(named, ident, scope, fix_install, env, checks)
     found = [hook for hook in named if install.identifies_ctxward(hook.handler)]
     if host == install.CLAUDE:
         _unknown_event_check(ident, label, data, version, checks)
@@ -250,7 +267,7 @@ def _check_json_file(
         return []
     wanted = install.wiring_for(host)
     if host == install.CLAUDE:
-        wanted = {e: g for e, g in wanted.items() if install.event_known(e, version.version)}
+        wanted = {e: g for e, g in wanted.items() if version.knows(e) is not False}
     events = sorted({hook.event for hook in found})
     missing = [event for event in wanted if event not in events]
     checks.append(
@@ -289,9 +306,91 @@ def _check_json_file(
     return found
 
 
-def _canonical(host: str, event: str, handler: Mapping[str, Any]) -> tuple[str, ...] | None:
-    argv = install.canonical_argv(host, event, handler)
-    return tuple(argv) if argv is not None else None
+def _with_programs(
+    named: list[WiredHook],
+    ident: str,
+    scope: str,
+    fix_install: str,
+    env: Mapping[str, str],
+    checks: list[Check],
+) -> list[WiredHook]:
+    """`named` with the argv doctor may run each canonical hook with, and one check of the
+    program the file's hooks run (found, gone, or another ctxward's, never run then)."""
+    commands = {hook.command for hook in named if hook.command is not None}
+    if not commands:
+        return named
+    where = named[0].where
+    resolved = {command: hookcommand.resolve(command, env) for command in commands}
+    trusted = {program for program in resolved.values() if program and _trusted(program, env)}
+    checks.append(_program_check(ident, where, scope, fix_install, resolved, trusted))
+    runnable = []
+    for hook in named:
+        program = resolved.get(hook.command) if hook.command is not None else None
+        argv = None
+        if hook.command is not None and program in trusted:
+            argv = tuple(hookcommand.argv(hook.command, program))
+        runnable.append(
+            WiredHook(hook.host, hook.event, hook.handler, hook.where, hook.command, argv)
+        )
+    return runnable
+
+
+def _program_check(
+    ident: str,
+    where: str,
+    scope: str,
+    fix_install: str,
+    resolved: Mapping[HookCommand, str | None],
+    trusted: set[str],
+) -> Check:
+    """What the program of a file's hooks is now (the first command speaks for the file)."""
+    command, program = sorted(resolved.items(), key=lambda item: str(item[0]))[0]
+    name = command.program
+    places = (f"not at {command.baked}, " if command.baked else "") + "not on PATH, not in "
+    places += "~/.local/bin"
+    blocked = "every sub-agent call is blocked" if command.host == install.CLAUDE else "nothing"
+    if program is None:
+        return Check(
+            f"{ident}.program",
+            FAIL,
+            f"{where}: its hooks cannot start: {name} is missing ({places})",
+            f"the host runs them in vain: {blocked}, the other hooks do nothing"
+            if command.host == install.CLAUDE
+            else "the host runs them in vain: the hooks do nothing",
+            f"pipx install ctxward, then: {fix_install}",
+        )
+    if program not in trusted:
+        return Check(
+            f"{ident}.program",
+            WARN if scope == "user" else FAIL,
+            f"{where}: its hooks run {program}, not this ctxward's",
+            "not run by doctor: a path in a project's file may come with a clone",
+            f"{fix_install} (names this ctxward's {name})",
+        )
+    if command.baked and program != command.baked:
+        return Check(
+            f"{ident}.program",
+            WARN,
+            f"{where}: {command.baked} is gone; its hooks fall back on {program}",
+            "found on this shell's PATH: a host started with another PATH may not find it",
+            f"{fix_install} (names the {name} found now)",
+        )
+    how = "named in the file" if command.baked else "found on PATH or in ~/.local/bin"
+    return Check(f"{ident}.program", OK, f"{where}: its hooks run {program}", how)
+
+
+def _trusted(program: str, env: Mapping[str, str]) -> bool:
+    """Whether `program` is a ctxward program of this user: this ctxward's own, or the one
+    on the absolute folders of PATH or in ~/.local/bin (a path a clone names is neither)."""
+    real = os.path.realpath(program)
+    name = os.path.basename(program)
+    host = install.CLAUDE if name == hookcommand.PROGRAMS[install.CLAUDE] else install.CODEX
+    mine = [
+        hookcommand.installed_program(host, env=env),
+        hookcommand.program_on_path(name, env),
+        os.path.join(env.get("HOME", ""), ".local", "bin", name) if env.get("HOME") else None,
+    ]
+    return any(path and os.path.realpath(path) == real for path in mine)
 
 
 def _names_ctxward(handler: Mapping[str, Any]) -> bool:
@@ -315,30 +414,51 @@ def _foreign_commands(
     checks: list[Check] = []
     seen: dict[str, int] = {}
     for hook in named:
-        if hook.argv is not None:
+        if hook.command is not None:
             continue
         seen[hook.event] = seen.get(hook.event, 0) + 1
         number = seen[hook.event]
-        written = [
-            str(handler.get("command"))
-            for group in install.wiring_for(hook.host).get(hook.event, [])
-            for handler in group["hooks"]
-        ]
-        instead = f"`{written[0]}`" if written else f"nothing (ctxward does not wire {hook.event})"
+        wired = hook.event in install.wiring_for(hook.host)
+        instead = (
+            f"its own command there (`{fix_install} --dry-run` shows it)"
+            if wired
+            else f"nothing (ctxward does not wire {hook.event})"
+        )
+        legacy = _legacy(hook)
         checks.append(
             Check(
                 f"{ident}.command.{hook.event}" + (f".{number}" if number > 1 else ""),
-                WARN if scope == "user" else FAIL,
+                WARN if scope == "user" and not legacy else FAIL,
                 f"{hook.where}: {hook.event} runs `{shown_command(hook.handler)}`, "
-                "not a command ctxward installs",
-                f"not run by doctor: it names ctxward, but install writes {instead} there; "
-                "the host runs this one as it stands",
+                + (
+                    "an older ctxward wiring that fails open off PATH"
+                    if legacy
+                    else "not a command ctxward installs"
+                ),
+                (
+                    "a host that does not find it on its PATH lets every call through; "
+                    if legacy
+                    else f"not run by doctor: it names ctxward, but install writes {instead}; "
+                )
+                + "the host runs this one as it stands",
                 f"{fix_install} (replaces it), or remove it"
                 if install.identifies_ctxward(hook.handler)
                 else f"remove it from {hook.where} (install does not take it for its own)",
             )
         )
     return checks
+
+
+def _legacy(hook: WiredHook) -> bool:
+    """The bare command of an older install: `ctxward-hook`, `ctxward hook EVENT --host codex`."""
+    if "args" in hook.handler:
+        return False
+    if hook.host == install.CLAUDE:
+        return bool(hook.handler.get("command") == "ctxward-hook")
+    from ctxward.hosts import codex
+
+    event = codex.HOOK_ARGS.get(hook.event)
+    return event is not None and hook.handler.get("command") == f"ctxward hook {event} --host codex"
 
 
 def shown_command(handler: Mapping[str, Any]) -> str:
@@ -357,17 +477,17 @@ def _unknown_event_check(
     ident: str,
     label: str,
     data: Mapping[str, Any],
-    version: install.ClaudeVersion,
+    version: ClaudeVersion,
     checks: list[Check],
 ) -> None:
-    verdicts = install.unknown_events(data, version.version)
+    verdicts = install.unknown_events(data, version)
     unknown = [event for event, known in verdicts.items() if known is False]
     unsure = [event for event, known in verdicts.items() if known is None]
     if unknown:
         checks.append(
             Check(
                 f"{ident}.events",
-                FAIL if version.source != "assumed" else WARN,
+                FAIL,
                 f"{label} names events Claude Code {version.text} does not know: "
                 + ", ".join(unknown),
                 "one unknown event makes that version ignore every hook in the file",
@@ -375,12 +495,26 @@ def _unknown_event_check(
                 "your version does not know; other tools' events you must move by hand)",
             )
         )
+    elif unsure and version.version is None:
+        dated = [(since, event) for event in unsure if (since := EVENT_SINCE.get(event))]
+        newest = max(dated) if dated else None
+        needs = f"Claude Code >= {format_version(newest[0])} ({newest[1]})" if newest else ""
+        checks.append(
+            Check(
+                f"{ident}.events",
+                WARN,
+                f"{label} needs {needs or 'a Claude Code that knows its events'}: the version "
+                "here is not known",
+                "a Claude Code that does not know an event of the file ignores every hook in it",
+                "pass --claude-version X (what `claude --version` prints)",
+            )
+        )
     elif unsure:
         checks.append(
             Check(
                 f"{ident}.events",
                 INFO,
-                f"{label}: ctxward cannot tell which Claude Code version added "
+                f"{label}: ctxward cannot tell whether Claude Code {version.text} knows "
                 + ", ".join(unsure),
             )
         )
@@ -388,54 +522,82 @@ def _unknown_event_check(
 
 def _check_plugin(
     scope: str, project: Project, env: Mapping[str, str], checks: list[Check]
-) -> bool:
+) -> str | None:
+    """Check the OpenCode plugin file of `scope`; None when there is none of ctxward's, else
+    the program doctor runs its hooks with ("" when none may run)."""
     path = install.config_path(install.OPENCODE, scope, project, env)
     label = install.label_of(path, project)
+    ident = f"opencode.{scope}"
     if not path.is_file():
-        return False
+        return None
     try:
         text = read_regular_text(path, follow_links=True)
     except (OSError, UnicodeDecodeError) as exc:
-        checks.append(Check(f"opencode.{scope}.plugin", FAIL, f"{label} cannot be read", str(exc)))
-        return False
+        checks.append(Check(f"{ident}.plugin", FAIL, f"{label} cannot be read", str(exc)))
+        return None
     if not text.startswith(install.PLUGIN_MARK):
-        checks.append(
-            Check(f"opencode.{scope}.plugin", WARN, f"{label} exists but is not ctxward's plugin")
-        )
-        return False
-    shipped = install.opencode_plugin_path().read_text(encoding="utf-8")
-    if text != shipped:
+        checks.append(Check(f"{ident}.plugin", WARN, f"{label} exists but is not ctxward's plugin"))
+        return None
+    same, baked = hookcommand.plugin_baked(install.shipped_plugin(), text)
+    fix_install = f"ctxward install opencode --scope {scope}"
+    if not same:
         checks.append(
             Check(
-                f"opencode.{scope}.plugin",
+                f"{ident}.plugin",
                 WARN,
                 f"{label} differs from the plugin this ctxward ships",
                 "an older ctxward, or edited by hand",
-                f"ctxward install opencode --scope {scope}",
+                fix_install,
             )
         )
+        baked = None  # a line of a file ctxward did not write is not taken for its path
     else:
-        checks.append(Check(f"opencode.{scope}.plugin", OK, f"{label} is the shipped plugin"))
-    return True
+        checks.append(Check(f"{ident}.plugin", OK, f"{label} is the shipped plugin"))
+    if env.get("CTXWARD_BIN"):  # the plugin runs it as given, and so does doctor
+        program = hookcommand.program_on_path(env["CTXWARD_BIN"], env)
+        how = "$CTXWARD_BIN"
+        if program is None:
+            checks.append(
+                Check(f"{ident}.program", FAIL, f"{label}: $CTXWARD_BIN does not run", how)
+            )
+            return ""
+        checks.append(Check(f"{ident}.program", OK, f"{label}: its hooks run {program}", how))
+        return program
+    command = HookCommand(install.OPENCODE, "", baked)
+    resolved = {command: hookcommand.resolve(command, env)}
+    trusted = {found for found in resolved.values() if found and _trusted(found, env)}
+    checks.append(_program_check(ident, label, scope, fix_install, resolved, trusted))
+    found = resolved[command]
+    return found if found in trusted else ""
 
 
-def _program(host: str, env: Mapping[str, str]) -> str:
-    if host == install.OPENCODE and env.get("CTXWARD_BIN"):
-        return env["CTXWARD_BIN"]
-    return install.ENTRY_POINTS[host]
-
-
-def _entry_point_check(program: str, hosts: list[str], env: Mapping[str, str]) -> Check:
-    found = install.program_on_path(program, env)
-    names = ", ".join(hosts)
-    if found:
-        return Check(f"path.{program}", OK, f"`{program}` resolves on PATH (for {names})", found)
+def _one_wiring(host: str, project: Project, env: Mapping[str, str]) -> Check:
+    """Each hook runs once: ctxward is wired in one place per host."""
+    places = install.other_wirings(host, None, project, env)
+    if len(places) <= 1:
+        return Check(f"{host}.wirings", OK, f"{host}: ctxward is wired once")
     return Check(
-        f"path.{program}",
+        f"{host}.wirings",
         FAIL,
-        f"`{program}` is not on PATH: the {names} hooks cannot start",
-        "checked this shell's PATH; the host's own PATH may differ",
-        "pipx install ctxward (or put the venv's bin/ folder on PATH)",
+        f"{host}: ctxward is wired {len(places)} times: every hook runs {len(places)} times",
+        "; ".join(places),
+        f"keep one: ctxward uninstall {host} --scope SCOPE"
+        + (", or disable the plugin (claude plugin disable ctxward)" if host == "claude" else ""),
+    )
+
+
+def _state_ignored(project: Project) -> Check | None:
+    """In a git project whose .ctxward/ exists, ctxward's state should not be committed."""
+    if not (project.root / ".git").exists() or not project.state_dir.is_dir():
+        return None
+    if (project.state_dir / install.STATE_IGNORE).exists():
+        return Check("state.gitignore", OK, ".ctxward/.gitignore keeps ctxward's state out of git")
+    return Check(
+        "state.gitignore",
+        WARN,
+        ".ctxward/ has no .gitignore: git would pick up this machine's state",
+        "sessions, survival reports, offloaded content and logs are this machine's",
+        "ctxward install claude (writes .ctxward/.gitignore), or ignore .ctxward/ but config.yaml",
     )
 
 
@@ -550,13 +712,11 @@ class _Run:
     where: str
 
 
-def _runs(
-    wired: list[WiredHook], hosts: set[str], env: Mapping[str, str], root: Path
-) -> list[_Run]:
+def _runs(wired: list[WiredHook], opencode: list[str], root: Path) -> list[_Run]:
     runs: list[_Run] = []
     seen: set[tuple[str, str, str]] = set()
     for hook in wired:
-        if hook.key in seen or hook.argv is None:  # not install's command: reported, not run
+        if hook.key in seen or hook.argv is None:  # reported, never run
             continue
         seen.add(hook.key)
         make = _claude_payload if hook.host == install.CLAUDE else _codex_payload
@@ -570,16 +730,17 @@ def _runs(
                 hook.where,
             )
         )
-    if install.OPENCODE in hosts:
-        program = env.get("CTXWARD_BIN") or "ctxward"
+    for program in opencode:
         for name, (event, make_payload) in _OPENCODE_RUNS.items():
             argv = [program, "hook", name, "--host", "opencode"]
             runs.append(_Run(install.OPENCODE, event, argv, make_payload(root), 30.0, "plugin"))
     return runs
 
 
-def _run_hooks(wired: list[WiredHook], hosts: set[str], env: Mapping[str, str]) -> list[Check]:
-    if not wired and install.OPENCODE not in hosts:
+def _run_hooks(wired: list[WiredHook], opencode: list[str], env: Mapping[str, str]) -> list[Check]:
+    """Run every hook doctor may run (`WiredHook.argv`; OpenCode's with `opencode`'s program)
+    on a synthetic payload, in a scratch project."""
+    if not any(hook.argv for hook in wired) and not opencode:
         return []
     checks = []
     with tempfile.TemporaryDirectory(prefix="ctxward-doctor-") as folder:
@@ -592,7 +753,7 @@ def _run_hooks(wired: list[WiredHook], hosts: set[str], env: Mapping[str, str]) 
         except CtxwardError as exc:
             return [Check("hooks.scratch", FAIL, "cannot set up the scratch project", str(exc))]
         run_env = {**env, "CLAUDE_PROJECT_DIR": str(root)}
-        for run in _runs(wired, hosts, env, root):
+        for run in _runs(wired, opencode, root):
             checks.append(_run_one(run, root, run_env))
     return checks
 
@@ -603,9 +764,7 @@ def _run_one(run: _Run, root: Path, env: Mapping[str, str]) -> Check:
     fix = (
         "ctxward doctor --json shows the details; ctxward hook EVENT < payload.json runs it by hand"
     )
-    program = install.program_on_path(run.argv[0], env)
-    if program is None:
-        return Check(ident, FAIL, title, f"cannot start: `{run.argv[0]}` is not on PATH", fix)
+    program = run.argv[0]
     started = time.monotonic()
     try:
         done = subprocess.run(

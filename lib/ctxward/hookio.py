@@ -562,7 +562,9 @@ def run_script(event_name: str) -> NoReturn:
 
     A plugin checkout run by a bare `python3` may lack ctxward's dependencies; when an installed
     `ctxward-hook` is on PATH, hand the payload over to it instead of failing. That check comes
-    after the no-op answer, which needs none of them (it runs on every tool call).
+    after the no-op answer, which needs none of them (it runs on every tool call). Only the
+    absolute folders of PATH count: a relative one names the project, which may be a clone that
+    commits its own `ctxward-hook`.
 
     Ends the process (`_exit_process`): never call it in-process, call `run`.
     """
@@ -572,8 +574,10 @@ def run_script(event_name: str) -> NoReturn:
     if _dependencies_missing():
         import shutil
 
-        installed = shutil.which("ctxward-hook")
-        if installed:
+        folders = os.environ.get("PATH", os.defpath).split(os.pathsep)
+        absolute = os.pathsep.join(folder for folder in folders if os.path.isabs(folder))
+        installed = shutil.which("ctxward-hook", path=absolute)
+        if installed and os.path.isabs(installed):
             _exec_with_stdin(installed, raw)
     _answer_and_exit(raw, event_name)
 

@@ -1,41 +1,60 @@
 """Wire ctxward into a host, and take it out again, touching nothing else.
 
-Claude Code (`.claude/settings.json` of a project, `.claude/settings.local.json`, or the user's
-`~/.claude/settings.json`) and Codex (`.codex/hooks.json`, `~/.codex/hooks.json`) read hooks
-from JSON files of the same shape; OpenCode loads a plugin file from a folder.
+Claude Code (`.claude/settings.local.json` of a project, its `.claude/settings.json`, or the
+user's `~/.claude/settings.json`) and Codex (`.codex/hooks.json`, `~/.codex/hooks.json`) read
+hooks from JSON files of the same shape; OpenCode loads a plugin file from a folder.
 
-What is written comes from one source: the `hooks` block of settings.example.json (shipped in
-the wheel as ctxward/data/settings.example.json). Codex gets the events it shares with Claude
-Code (hosts/codex.py WIRED_EVENTS), with the same matchers and timeouts and its own command.
-OpenCode gets hooks/opencode/ctxward.js (shipped as ctxward/data/opencode/ctxward.js).
+What is written comes from one source: the events, matchers and timeouts of settings.example.json
+(shipped in the wheel as ctxward/data/settings.example.json), each with the command
+`ctxward.hookcommand.render` builds for it (`wiring_for`). Codex gets the events it shares with
+Claude Code (hosts/codex.py WIRED_EVENTS). OpenCode gets hooks/opencode/ctxward.js (shipped as
+ctxward/data/opencode/ctxward.js) with the same baked path in its INSTALLED_BIN line.
 
-Merging a JSON file:
+Where, by default (`DEFAULT_SCOPE`), and why:
 
-- The file is parsed with `json` and must be an object; `hooks` an object of lists of matcher
-  groups, each an object with a `hooks` list. Anything else is refused (BadInput, nothing
-  written). JSON has no comments: a file with `//` or `/* */` comments is refused with a message
-  saying so, rather than rewritten without them.
-- ctxward's own handlers are found by their command (`identifies_ctxward`): `ctxward-hook`,
-  `ctxward hook ...`, or a `hooks/<event>.py` of a ctxward checkout. Install replaces those with
-  the canonical wiring (in place when they already form a group of their own, else appended);
-  uninstall removes exactly those, then the groups, event lists and `hooks` object that removing
-  them left empty. Every other key, event, group and handler stays where it was.
-- What install writes is also the only thing `ctxward doctor` runs: `canonical_argv` says
-  whether a handler is exactly one of install's (same command and args, for that host and
-  event), compared with `wiring_for(host)`, the one place the commands come from.
-- The file is written back with its own formatting (`rewrite`): every value that did not
-  change is copied from the original text verbatim (inline objects, alignment, escapes, key
-  order, the final newline); only the objects and lists that changed are written anew, with
-  the file's indentation (2 or 4 spaces, tabs, or none). A backup of the previous bytes is
-  written next to it first (`<name>.<UTC time>.ctxward-backup`). Nothing changed, nothing
-  written: a second install is a no-op.
+- Claude Code: `local`, `.claude/settings.local.json`. It is this user's file in this project
+  (Claude Code keeps it out of git), so its commands carry the absolute path of this machine's
+  `ctxward-hook`: the project is guarded whatever PATH the host starts with (an IDE, a desktop
+  launcher), and a clone is untouched, so a teammate without ctxward is not affected at all.
+  `project` (`.claude/settings.json`) is for a team that commits the wiring: its commands carry
+  no machine path, they find `ctxward-hook` on PATH or in ~/.local/bin, and a teammate who has
+  neither gets every sub-agent call blocked with a one-line reason and no other error. `user`
+  wires every project of this machine (and ctxward's state then appears in every repository
+  Claude Code works in).
+- Codex: `project` (`.codex/hooks.json`, portable: Codex runs a new hook only once each user
+  trusted it); `user` carries the baked path.
+- OpenCode: `project` (`.opencode/plugin/ctxward.js`); OpenCode has no per-user file in a
+  project, so the plugin carries the baked path in both scopes (and falls back on PATH).
 
-Claude Code versions: a settings file naming an event the running Claude Code does not know
-disables every hook in that file (seen with 2.0.77 and PostCompact). So install writes only
-the events the version knows (EVENT_SINCE); the others are left out, and said so. The version
-comes from `--claude-version`, else `claude --version`; when neither gives one, install assumes
-ASSUMED_VERSION (2.0.77, the oldest version ctxward was run against), which leaves PostCompact
-out, and says how to include it.
+Merging a JSON file (`ctxward.jsonedit` reads and writes it back byte for byte, line endings
+included):
+
+- ctxward's own handlers are found by their command (`identifies_ctxward`): a command
+  `hookcommand.render` writes (any baked path), `ctxward-hook`, `ctxward hook ...`, or a
+  `hooks/<event>.py` of a ctxward checkout. Install replaces those with the canonical wiring (in
+  place when they already form a group of their own, else appended); uninstall removes exactly
+  those, then the groups, event lists and `hooks` object that removing them left empty. Every
+  other key, event, group and handler stays where it was. A file left empty (`{}`) is removed
+  with its backup: install created it.
+- What install writes is also the only thing `ctxward doctor` runs: `canonical_command` says
+  whether a handler is exactly one of install's for that host and event, and
+  `hookcommand.resolve` which program it runs.
+- One backup, rolling: the bytes before the latest change, in `<name>.ctxward-backup`.
+  Nothing changed, nothing written: a second install is a no-op.
+- In a git project, install writes `.ctxward/.gitignore` once (templates/install/
+  state.gitignore.j2): ctxward's state there is this machine's; `.ctxward/config.yaml` and
+  `docs/plans/` are for the repository. A per-user file it wrote inside the project
+  (`.claude/settings.local.json`, the OpenCode plugin) that git would pick up is added to this
+  clone's `.git/info/exclude`, as Claude Code keeps the settings.local.json it creates out of
+  git.
+
+Claude Code versions (`ctxward.claudeversion`): a settings file naming an event the running
+Claude Code does not know disables every hook in that file, so install leaves out the events a
+version is known to lack, and only those; a version that cannot be found is not guessed, every
+event is wired, and the output (and `ctxward doctor`) says so.
+
+One wiring at a time: the ctxward plugin (`enabledPlugins`) and ctxward's hooks in another
+settings file both run every hook (`other_wirings`); install warns, doctor fails.
 """
 
 from __future__ import annotations
@@ -43,76 +62,37 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shlex
-import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward.errors import BadInput, CtxwardError, digits_problem
-from ctxward.fsutil import atomic_write, read_regular, read_regular_text
+from ctxward import hookcommand
+from ctxward.claudeversion import ClaudeVersion, format_version
+from ctxward.errors import BadInput, CtxwardError
+from ctxward.fsutil import atomic_write, read_regular_text, remove
+from ctxward.hookcommand import CLAUDE as CLAUDE
+from ctxward.hookcommand import CODEX as CODEX
+from ctxward.hookcommand import OPENCODE as OPENCODE
+from ctxward.hookcommand import HookCommand
+from ctxward.jsonedit import JsonStyle, detect_style, hooks_block, read_json, rewrite
 from ctxward.project import Project
 
-CLAUDE = "claude"
-OPENCODE = "opencode"
-CODEX = "codex"
 HOSTS = (CLAUDE, OPENCODE, CODEX)
 SCOPES: dict[str, tuple[str, ...]] = {
-    CLAUDE: ("project", "local", "user"),
+    CLAUDE: ("local", "project", "user"),
     OPENCODE: ("project", "user"),
     CODEX: ("project", "user"),
 }
-# The program each host's hooks run (doctor checks that it resolves on PATH).
-ENTRY_POINTS = {CLAUDE: "ctxward-hook", OPENCODE: "ctxward", CODEX: "ctxward"}
-
-Version = tuple[int, int, int]
-
-# The Claude Code version that introduced each hook event (CHANGELOG; reference
-# claude-code-hooks.md §2). None: the event exists, its first version is not documented.
-EVENT_SINCE: dict[str, Version | None] = {
-    "PreToolUse": (1, 0, 38),
-    "PostToolUse": (1, 0, 38),
-    "Stop": (1, 0, 38),
-    "SubagentStop": (1, 0, 41),
-    "PreCompact": (1, 0, 48),
-    "UserPromptSubmit": (1, 0, 54),
-    "SessionStart": (1, 0, 62),
-    "SessionEnd": (1, 0, 85),
-    "SubagentStart": (2, 0, 43),
-    "PermissionRequest": (2, 0, 45),
-    "Setup": (2, 1, 10),
-    "TaskCompleted": (2, 1, 33),
-    "TeammateIdle": (2, 1, 33),
-    "ConfigChange": (2, 1, 49),
-    "WorktreeCreate": (2, 1, 50),
-    "WorktreeRemove": (2, 1, 50),
-    "InstructionsLoaded": (2, 1, 69),
-    "PostCompact": (2, 1, 76),
-    "Elicitation": (2, 1, 76),
-    "ElicitationResult": (2, 1, 76),
-    "StopFailure": (2, 1, 78),
-    "CwdChanged": (2, 1, 83),
-    "FileChanged": (2, 1, 83),
-    "TaskCreated": (2, 1, 84),
-    "PermissionDenied": (2, 1, 89),
-    "MessageDisplay": (2, 1, 152),
-    "DirectoryAdded": (2, 1, 219),
-    "Notification": None,
-    "UserPromptExpansion": None,
-    # Not in the CHANGELOG (reference §2 has no version): the event list of the published npm
-    # builds has it from 2.0.56 on, not in 2.0.55 (cli.js of @anthropic-ai/claude-code).
-    "PostToolUseFailure": (2, 0, 56),
-    "PostToolBatch": None,
-}
-ASSUMED_VERSION: Version = (2, 0, 77)
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-_BACKUP_SUFFIX = ".ctxward-backup"
-MAX_SETTINGS_BYTES = 16 * 1024 * 1024  # a host's settings file; real ones are a few KB
+DEFAULT_SCOPE = {CLAUDE: "local", OPENCODE: "project", CODEX: "project"}
+# Files meant for the repository: their commands name no path of this machine.
+PORTABLE = frozenset({(CLAUDE, "project"), (CODEX, "project")})
+BACKUP_SUFFIX = ".ctxward-backup"
 PLUGIN_MARK = "// ctxward for OpenCode"
+STATE_IGNORE = ".gitignore"  # in .ctxward/
+PLUGIN_NAME = "ctxward"  # the Claude Code plugin's name (.claude-plugin/plugin.json)
 
 _PACKAGE = Path(__file__).resolve().parent
 _CHECKOUT = _PACKAGE.parent.parent  # lib/ctxward -> repository root
@@ -137,8 +117,13 @@ def opencode_plugin_path() -> Path:
     return shipped_file("opencode/ctxward.js", "hooks/opencode/ctxward.js")
 
 
+def shipped_plugin() -> str:
+    return opencode_plugin_path().read_text(encoding="utf-8")
+
+
 def canonical_wiring() -> dict[str, list[dict[str, Any]]]:
-    """The `hooks` block of settings.example.json: what `install claude` writes."""
+    """The `hooks` block of settings.example.json: the events, matchers and timeouts install
+    writes for Claude Code (its command there, `ctxward-hook`, names the program only)."""
     path = settings_example_path()
     data = json.loads(path.read_text(encoding="utf-8"))
     hooks = data.get("hooks") if isinstance(data, dict) else None
@@ -147,120 +132,36 @@ def canonical_wiring() -> dict[str, list[dict[str, Any]]]:
     return hooks
 
 
-def wiring_for(host: str) -> dict[str, list[dict[str, Any]]]:
-    """The `hooks` block `install HOST` writes for a JSON host (every event it may wire)."""
+def wiring_for(host: str, baked: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The `hooks` block `install HOST` writes for a JSON host, with `baked` as the program's
+    absolute path (None: the portable commands)."""
     if host == CLAUDE:
-        return canonical_wiring()
-    if host == CODEX:
-        return codex_wiring()
-    raise BadInput(f"{host}: has no hooks block (known: {CLAUDE}, {CODEX})")
+        events = canonical_wiring()
+    elif host == CODEX:
+        from ctxward.hosts import codex
+
+        claude = canonical_wiring()
+        events = {event: claude[event] for event in codex.WIRED_EVENTS}
+    else:
+        raise BadInput(f"{host}: has no hooks block (known: {CLAUDE}, {CODEX})")
+    return {
+        event: [
+            {
+                **group,
+                "hooks": [
+                    {**handler, "command": hookcommand.render(host, event, baked)}
+                    for handler in group["hooks"]
+                ],
+            }
+            for group in groups
+        ]
+        for event, groups in events.items()
+    }
 
 
-def codex_wiring() -> dict[str, list[dict[str, Any]]]:
-    """What `install codex` writes: the shared events, with `ctxward hook EVENT --host codex`."""
-    from ctxward.hosts import codex
-
-    claude = canonical_wiring()
-    wiring: dict[str, list[dict[str, Any]]] = {}
-    for event in codex.WIRED_EVENTS:
-        groups = []
-        for group in claude[event]:
-            handlers = [
-                {**handler, "command": codex.command_for(event)} for handler in group["hooks"]
-            ]
-            groups.append({**group, "hooks": handlers})
-        wiring[event] = groups
-    return wiring
-
-
-# --- Claude Code version ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ClaudeVersion:
-    """The Claude Code version install and doctor go by, and where it came from."""
-
-    version: Version
-    source: str  # "override" | "detected" | "assumed"
-    detail: str = ""  # why it was assumed, or the program that answered
-
-    @property
-    def text(self) -> str:
-        return format_version(self.version)
-
-
-def parse_version(text: str) -> Version | None:
-    """The first X.Y.Z in `text` (`claude --version` prints '2.1.332 (Claude Code)')."""
-    match = _VERSION.search(text)
-    if match is None:
-        return None
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
-
-
-def format_version(version: Version) -> str:
-    return ".".join(str(part) for part in version)
-
-
-def detect_claude_version(
-    override: str | None = None,
-    *,
-    which: Callable[[str], str | None] | None = None,
-    timeout: float = 15.0,
-) -> ClaudeVersion:
-    """`override` when given (BadInput when it is no version), else ask `claude --version`."""
-    if override is not None:
-        version = parse_version(override)
-        if version is None:
-            raise BadInput(f"--claude-version {override!r} is not a version like 2.1.76")
-        return ClaudeVersion(version, "override")
-    program = (which or program_on_path)("claude")
-    if program is None:
-        return ClaudeVersion(ASSUMED_VERSION, "assumed", "`claude` is not on PATH")
-    try:
-        result = subprocess.run(
-            [program, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return ClaudeVersion(ASSUMED_VERSION, "assumed", f"`claude --version` failed: {exc}")
-    version = parse_version(result.stdout)
-    if result.returncode != 0 or version is None:
-        answer = " ".join((result.stdout + result.stderr).split())[:80] or "no output"
-        return ClaudeVersion(
-            ASSUMED_VERSION,
-            "assumed",
-            f"`claude --version` gave no version (exit {result.returncode}: {answer})",
-        )
-    return ClaudeVersion(version, "detected", program)
-
-
-def event_known(event: str, version: Version) -> bool | None:
-    """Whether Claude Code `version` knows `event`; None when ctxward cannot tell."""
-    if event not in EVENT_SINCE:
-        return None
-    since = EVENT_SINCE[event]
-    if since is None:
-        return None
-    return version >= since
-
-
-def program_on_path(program: str, env: Mapping[str, str] | None = None) -> str | None:
-    """`program` as found on the absolute folders of PATH, or None.
-
-    A relative PATH folder (`.`, `bin`) names the folder ctxward runs in, which may be a cloned
-    repository: a `claude` or `ctxward-hook` committed there is not the user's program.
-    """
-    env = os.environ if env is None else env
-    folders = [
-        part for part in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(part)
-    ]
-    found = shutil.which(program, path=os.pathsep.join(folders))
-    return found if found is not None and os.path.isabs(found) else None
+def codex_wiring(baked: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """What `install codex` writes (examples/codex/hooks.json is the portable form)."""
+    return wiring_for(CODEX, baked)
 
 
 # --- where each host reads its hooks ---------------------------------------------------------
@@ -280,8 +181,7 @@ def config_path(
     home = Path(env.get("HOME") or Path.home()).resolve()
     if host == CLAUDE:
         if scope == "user":
-            folder = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude").resolve()
-            return folder / "settings.json"
+            return claude_config_dir(env) / "settings.json"
         name = "settings.local.json" if scope == "local" else "settings.json"
         return project.root / ".claude" / name
     if host == CODEX:
@@ -291,6 +191,13 @@ def config_path(
     if scope == "user":
         return (home / ".config" / "opencode" / "plugin").resolve() / "ctxward.js"
     return project.root / ".opencode" / "plugin" / "ctxward.js"
+
+
+def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """~/.claude, or $CLAUDE_CONFIG_DIR (resolved: a link there is the user's)."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    return Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude").resolve()
 
 
 # --- recognising ctxward's own handlers ------------------------------------------------------
@@ -303,16 +210,16 @@ def identifies_ctxward(handler: Mapping[str, Any]) -> bool:
     command = handler.get("command")
     if not isinstance(command, str):
         return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
+    words = _words(command)
+    if words[:2] == ["/bin/sh", "-c"] and len(words) == 3:  # a Codex command's wrapper
+        words = _words(words[2])
     args = handler.get("args")
     if isinstance(args, list):
         words += [arg for arg in args if isinstance(arg, str)]
+    snippet = words[:3] == ["for", "p", "in"]  # hookcommand's: its candidates name the program
     for index, word in enumerate(words):
-        name = word.replace("\\", "/").rsplit("/", 1)[-1]
-        if name == "ctxward-hook":
+        name = word.replace("\\", "/").rsplit("/", 1)[-1].rstrip(");")
+        if name == "ctxward-hook" or (snippet and name == "ctxward"):
             return True
         if name == "ctxward" and words[index + 1 : index + 2] == ["hook"]:
             return True
@@ -321,21 +228,38 @@ def identifies_ctxward(handler: Mapping[str, Any]) -> bool:
     return False
 
 
-def canonical_argv(host: str, event: str, handler: Mapping[str, Any]) -> list[str] | None:
-    """The argv that runs `handler` when it is exactly a handler `install HOST` writes for
-    `event` (same type, command and args); None for anything else.
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def canonical_command(host: str, event: str, handler: Mapping[str, Any]) -> HookCommand | None:
+    """What `handler` carries when it is exactly a handler `install HOST` writes for `event`
+    (a command `hookcommand.render` builds, with any baked path; no `args`); None otherwise.
 
     `ctxward doctor` runs a wired hook only through this: a settings file may come with a
     cloned repository, and a command that merely names ctxward (`ctxward-hook; curl ... | sh`,
-    `X=1 ctxward-hook`, `./evil/ctxward-hook`) would run the repository's code. The commands
-    install writes are plain words, so the argv is their `shlex` split, run without a shell.
+    `X=1 ctxward-hook`, `./evil/ctxward-hook`) would run the repository's code.
     """
-    for group in wiring_for(host).get(event, []):
-        for written in group["hooks"]:
-            same = all(handler.get(key) == written.get(key) for key in ("type", "command", "args"))
-            if same:
-                return [*shlex.split(written["command"]), *written.get("args", [])]
-    return None
+    if handler.get("type", "command") != "command" or "args" in handler:
+        return None
+    if host not in (CLAUDE, CODEX) or event not in wiring_for(host):
+        return None
+    return hookcommand.parse(host, event, handler.get("command"))
+
+
+def canonical_argv(
+    host: str, event: str, handler: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> list[str] | None:
+    """The argv (no shell) of what `handler` runs now, when it is one of install's and its
+    program resolves (`hookcommand.resolve`); None otherwise."""
+    command = canonical_command(host, event, handler)
+    if command is None:
+        return None
+    program = hookcommand.resolve(command, env)
+    return hookcommand.argv(command, program) if program is not None else None
 
 
 def _is_checkout_script(word: str) -> bool:
@@ -346,262 +270,52 @@ def _is_checkout_script(word: str) -> bool:
     return (path.parent.parent / "lib" / "ctxward").is_dir()
 
 
-# --- JSON files ------------------------------------------------------------------------------
+def other_wirings(
+    host: str, scope: str | None, project: Project, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """Every other place that runs ctxward's hooks for HOST (not `scope`'s file), as labels:
+    ctxward's handlers in another scope's file, and for Claude Code the ctxward plugin enabled
+    in any settings file. With `scope` None: every place, that file's included."""
+    found = []
+    for other in SCOPES[host]:
+        path = config_path(host, other, project, env)
+        label = label_of(path, project)
+        if host == OPENCODE:
+            if other != scope and _is_plugin_file(path):
+                found.append(label)
+            continue
+        try:
+            data = read_json(path, label)[0]
+            hooks = hooks_block(data, label) or {}
+        except CtxwardError:
+            continue
+        handlers = [h for groups in hooks.values() for g in groups for h in g["hooks"]]
+        if other != scope and any(map(identifies_ctxward, handlers)):
+            found.append(label)
+        if host == CLAUDE:
+            found += [
+                f"the {name} plugin (enabledPlugins in {label})" for name in _enabled_plugins(data)
+            ]
+    return found
 
 
-@dataclass(frozen=True, slots=True)
-class JsonStyle:
-    """How a JSON file was formatted, so that it can be written back the same way."""
-
-    indent: str | None = "  "
-    separators: tuple[str, str] = (",", ": ")
-    ensure_ascii: bool = False
-    trailing_newline: bool = True
-
-    def dumps(self, data: Any) -> str:
-        text = json.dumps(
-            data, indent=self.indent, separators=self.separators, ensure_ascii=self.ensure_ascii
-        )
-        return text + "\n" if self.trailing_newline else text
+def _enabled_plugins(data: Mapping[str, Any]) -> list[str]:
+    """The ctxward plugins a settings file enables (`"ctxward@<marketplace>": true`)."""
+    plugins = data.get("enabledPlugins")
+    if not isinstance(plugins, dict):
+        return []
+    return [
+        name
+        for name, on in plugins.items()
+        if on is True and isinstance(name, str) and name.split("@", 1)[0] == PLUGIN_NAME
+    ]
 
 
-def detect_style(text: str) -> JsonStyle:
-    """The indentation, separators, escaping and final newline of a JSON text."""
-    indent: str | None = None
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and stripped != line:
-            lead = line[: len(line) - len(stripped)]
-            indent = "\t" if lead.startswith("\t") else " " * len(lead)
-            break
-    if indent is None:
-        spaced = '": ' in text or re.search(r'"\s*:\s', text) is not None
-        separators = (", ", ": ") if spaced else (",", ":")
-    else:
-        separators = (",", ": ")
-    ascii_only = text.isascii() and "\\u" in text
-    return JsonStyle(
-        indent=indent,
-        separators=separators,
-        ensure_ascii=ascii_only,
-        trailing_newline=text.endswith("\n") or not text,
-    )
-
-
-@dataclass(slots=True)
-class _Node:
-    """A JSON value's place in the original text (objects and arrays keep their children's)."""
-
-    start: int
-    end: int
-    value: Any
-    keys: dict[str, _Node] | None = None
-    items: list[_Node] | None = None
-
-
-_DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
-
-
-def _parse_spans(text: str, index: int = 0) -> _Node:
-    """Parse already-validated JSON, remembering where every value sits in `text`."""
-    index = _SPACE.match(text, index).end()  # type: ignore[union-attr]
-    char = text[index]
-    if char not in "{[":
-        value, end = _DECODER.raw_decode(text, index)
-        return _Node(index, end, value)
-    start, closing = index, "}" if char == "{" else "]"
-    keys: dict[str, _Node] = {}
-    items: list[_Node] = []
-    index = _SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-    while text[index] != closing:
-        if char == "{":
-            key, index = _DECODER.raw_decode(text, index)
-            index = _SPACE.match(text, index).end() + 1  # type: ignore[union-attr]  # past ':'
-            child = _parse_spans(text, index)
-            keys[key] = child
-        else:
-            child = _parse_spans(text, index)
-            items.append(child)
-        index = _SPACE.match(text, child.end).end()  # type: ignore[union-attr]
-        if text[index] == ",":
-            index = _SPACE.match(text, index + 1).end()  # type: ignore[union-attr]
-    if char == "{":
-        value = {key: node.value for key, node in keys.items()}
-        return _Node(start, index + 1, value, keys=keys)
-    return _Node(start, index + 1, [node.value for node in items], items=items)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal, with the same types and the same key order (so the original text still fits)."""
-    if type(a) is not type(b):
+def _is_plugin_file(path: Path) -> bool:
+    try:
+        return read_regular_text(path, follow_links=True).startswith(PLUGIN_MARK)
+    except (OSError, UnicodeDecodeError):
         return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[key], b[key]) for key in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
-def rewrite(text: str, data: Any, style: JsonStyle) -> str:
-    """`data` as JSON text that reuses `text` verbatim for every value that did not change.
-
-    Only the objects and arrays that changed are written anew, with the file's indentation;
-    everything else (inline objects, aligned entries, escapes, number spellings) is copied.
-    """
-    if not text.strip():
-        return style.dumps(data)
-    root = _parse_spans(text)
-    return text[: root.start] + _emit(text, data, root, 0, style) + text[root.end :]
-
-
-def _emit(text: str, value: Any, node: _Node | None, level: int, style: JsonStyle) -> str:
-    if node is not None and _same(value, node.value):
-        return text[node.start : node.end]
-    if not isinstance(value, (dict, list)) or not value:
-        fresh = json.dumps(
-            value, indent=style.indent, separators=style.separators, ensure_ascii=style.ensure_ascii
-        )
-        return fresh.replace("\n", "\n" + (style.indent or "") * level)
-    parts: list[str] = []
-    if isinstance(value, dict):
-        keys = node.keys if node is not None and node.keys is not None else {}
-        for key, item in value.items():
-            name = json.dumps(key, ensure_ascii=style.ensure_ascii)
-            child = _emit(text, item, keys.get(key), level + 1, style)
-            parts.append(name + style.separators[1] + child)
-        opening, closing = "{", "}"
-    else:
-        unused = list(node.items) if node is not None and node.items is not None else []
-        for item in value:
-            match = next((n for n in unused if _same(item, n.value)), None)
-            if match is not None:
-                unused.remove(match)
-            parts.append(_emit(text, item, match, level + 1, style))
-        opening, closing = "[", "]"
-    if style.indent is None:
-        return opening + style.separators[0].join(parts) + closing
-    inner = style.indent * (level + 1)
-    return (
-        opening
-        + "\n"
-        + ",\n".join(inner + part for part in parts)
-        + "\n"
-        + style.indent * level
-        + closing
-    )
-
-
-def _comment_at(text: str) -> int | None:
-    """The line of the first `//` or `/*` outside a JSON string, None when there is none."""
-    in_string = False
-    escaped = False
-    line = 1
-    for index, char in enumerate(text):
-        if char == "\n":
-            line += 1
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "/" and text[index + 1 : index + 2] in ("/", "*"):
-            return line
-    return None
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise _DuplicateKey(key)
-        seen[key] = value
-    return seen
-
-
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def read_json(path: Path, label: str) -> tuple[dict[str, Any], str, bool]:
-    """(data, text, existed) of a JSON config file; BadInput for anything not safely mergeable."""
-    if path.is_symlink():
-        raise BadInput(f"{label}: is a symbolic link; edit its target instead")
-    try:
-        # A host file: links are the user's. Far past any real settings file: refused.
-        raw = read_regular(path, follow_links=True, limit=MAX_SETTINGS_BYTES)
-    except FileNotFoundError:
-        return {}, "", False
-    except IsADirectoryError:
-        raise BadInput(f"{label}: is a folder, not a JSON file") from None
-    except OSError as exc:  # a FIFO too: `read_regular` never waits on one
-        raise BadInput(f"{label}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"{label}: not UTF-8 (byte {exc.start})") from None
-    if not text.strip():
-        return {}, text, True
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as exc:
-        raise BadInput(
-            f"{label}: the key {exc.key!r} appears twice in one object; keep one and run again"
-        ) from None
-    except json.JSONDecodeError as exc:
-        line = _comment_at(text)
-        if line is not None:
-            raise BadInput(
-                f"{label}: has a comment at line {line}; JSON has no comments, and ctxward "
-                "will not rewrite the file without them: remove them (or move the file's "
-                "hooks by hand) and run again"
-            ) from None
-        raise BadInput(
-            f"{label}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "fix it and run again"
-        ) from None
-    except ValueError:  # json's only other error: an integer past sys.get_int_max_str_digits()
-        raise BadInput(f"{label}: has {digits_problem()}; fix it and run again") from None
-    except RecursionError:
-        raise BadInput(f"{label}: nested too deeply to be a settings file; fix it") from None
-    if not isinstance(data, dict):
-        raise BadInput(f"{label}: is a JSON {type(data).__name__}, not an object")
-    return data, text, True
-
-
-def hooks_block(data: Mapping[str, Any], label: str) -> dict[str, Any] | None:
-    """The file's `hooks` object after checking its shape; BadInput names the bad key."""
-    hooks = data.get("hooks")
-    if hooks is None:
-        return None
-    if not isinstance(hooks, dict):
-        raise BadInput(f"{label}: 'hooks' is a {_json_type(hooks)}, not an object")
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            raise BadInput(f"{label}: hooks.{event} is a {_json_type(groups)}, not a list")
-        for index, group in enumerate(groups):
-            if not isinstance(group, dict):
-                raise BadInput(f"{label}: hooks.{event}[{index}] is not an object")
-            handlers = group.get("hooks")
-            if not isinstance(handlers, list):
-                raise BadInput(f"{label}: hooks.{event}[{index}].hooks is not a list")
-            for position, handler in enumerate(handlers):
-                if not isinstance(handler, dict):
-                    raise BadInput(
-                        f"{label}: hooks.{event}[{index}].hooks[{position}] is not an object"
-                    )
-    return hooks
-
-
-def _json_type(value: object) -> str:
-    names = {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}
-    return names.get(type(value), "number")
 
 
 # --- merging ---------------------------------------------------------------------------------
@@ -707,12 +421,12 @@ def _set_or_drop(hooks: dict[str, Any], event: str, groups: list[Any]) -> None:
         hooks.pop(event, None)
 
 
-def unknown_events(data: Mapping[str, Any], version: Version) -> dict[str, bool | None]:
+def unknown_events(data: Mapping[str, Any], version: ClaudeVersion) -> dict[str, bool | None]:
     """Events named in a settings file that `version` does not know (False) or may not (None)."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return {}
-    verdicts = {event: event_known(event, version) for event in hooks}
+    verdicts = {event: version.knows(event) for event in hooks}
     return {event: known for event, known in verdicts.items() if known is not True}
 
 
@@ -737,11 +451,18 @@ class Result:
     removed: bool = False
     backup: Path | None = None
     version: ClaudeVersion | None = None
+    program: str | None = None  # the absolute path the commands carry (None: portable)
+    state_ignore: Path | None = None  # .ctxward/.gitignore, when this run wrote it
+    git_excluded: Path | None = None  # the .git/info/exclude this run added the file to
     warnings: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return self.before != self.after or self.removed
+
+    @property
+    def portable(self) -> bool:
+        return (self.host, self.scope) in PORTABLE
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -754,6 +475,9 @@ class Result:
             "written": self.written,
             "removed": self.removed,
             "backup": str(self.backup) if self.backup else None,
+            "program": self.program,
+            "stateIgnore": str(self.state_ignore) if self.state_ignore else None,
+            "gitExcluded": str(self.git_excluded) if self.git_excluded else None,
             "changes": [
                 {"event": c.event, "action": c.action, "reason": c.reason or None}
                 for c in self.changes
@@ -779,39 +503,49 @@ def install(
     dry_run: bool = False,
     claude_version: ClaudeVersion | None = None,
     env: Mapping[str, str] | None = None,
-    now: datetime | None = None,
+    locate: Callable[[str], str | None] | None = None,
 ) -> Result:
-    """Wire ctxward into HOST at SCOPE; return what changed (nothing is written on a dry run)."""
+    """Wire ctxward into HOST at SCOPE; return what changed (nothing is written on a dry run).
+
+    `locate(host)` gives the absolute path of the program this ctxward runs the hooks with
+    (default: `hookcommand.installed_program`); a file meant for the repository gets none.
+    """
     path = config_path(host, scope, project, env)
     result = Result(host, scope, "install", path, label_of(path, project), dry_run)
+    found = (locate or hookcommand.installed_program)(host)
+    baked = None if result.portable else found
+    result.program = baked
     if host == OPENCODE:
-        _install_plugin(result, now)
+        _install_plugin(result, baked)
     else:
+        leave_out: dict[str, str] = {}
         if host == CLAUDE:
-            version = claude_version or detect_claude_version()
+            from ctxward import claudeversion
+
+            version = claude_version or claudeversion.detect(env=env)
             result.version = version
-            wiring = canonical_wiring()
-            leave_out = _too_new(wiring, version)
-        else:
-            wiring, leave_out = codex_wiring(), {}
+            leave_out = _too_new(canonical_wiring(), version)
         data, text, existed = read_json(path, result.label)
         result.existed, result.before = existed, text
         style = detect_style(text) if text.strip() else JsonStyle()
-        merged, result.changes = merge(data, wiring, leave_out, result.label)
-        if host == CLAUDE and result.version is not None:
-            result.warnings += _foreign_unknown(merged, result.version, result.label)
-        _finish_json(result, data, merged, text, style, now)
+        merged, result.changes = merge(data, wiring_for(host, baked), leave_out, result.label)
+        if result.version is not None:
+            result.warnings += _version_warnings(merged, result.version, result.label)
+        _finish_json(result, data, merged, text, style)
         if host == CODEX:
             result.warnings.append(
                 "Codex runs a new or changed hook only once you trust it: review it under "
                 "/hooks in Codex"
             )
-    program = ENTRY_POINTS[host]
-    if program_on_path(program, env) is None:
-        result.warnings.append(
-            f"`{program}` is not on this shell's PATH: the hooks will fail to start until it is "
-            "(pipx install ctxward, or put the venv's bin/ on PATH)"
-        )
+    result.warnings += _program_warnings(result, found, env)
+    if scope != "user":
+        result.state_ignore = _ignore_state(project, dry_run)
+        result.warnings += _exclude_from_git(result, project)
+    result.warnings += [
+        f"ctxward's hooks also run from {place}: every hook would run twice; keep one "
+        "(ctxward uninstall, or disable the plugin)"
+        for place in other_wirings(host, scope, project, env)
+    ]
     return result
 
 
@@ -822,13 +556,12 @@ def uninstall(
     *,
     dry_run: bool = False,
     env: Mapping[str, str] | None = None,
-    now: datetime | None = None,
 ) -> Result:
     """Remove exactly what install added to HOST at SCOPE; return what changed."""
     path = config_path(host, scope, project, env)
     result = Result(host, scope, "uninstall", path, label_of(path, project), dry_run)
     if host == OPENCODE:
-        _uninstall_plugin(result, now)
+        _uninstall_plugin(result)
         return result
     data, text, existed = read_json(path, result.label)
     result.existed, result.before = existed, text
@@ -837,28 +570,39 @@ def uninstall(
         return result
     style = detect_style(text) if text.strip() else JsonStyle()
     cleaned, result.changes = unmerge(data, result.label)
-    _finish_json(result, data, cleaned, text, style, now)
+    if result.changes and not cleaned:  # only ctxward's wiring was in it: install created it
+        _remove_created(result)
+        return result
+    _finish_json(result, data, cleaned, text, style)
     return result
 
 
 def _too_new(wiring: Mapping[str, Any], version: ClaudeVersion) -> dict[str, str]:
-    """Events of the wiring that Claude Code `version` does not know, with the reason."""
+    """Events of the wiring that Claude Code `version` is known to lack, with the reason."""
+    from ctxward.claudeversion import EVENT_SINCE
+
     leave_out = {}
     for event in wiring:
         since = EVENT_SINCE.get(event)
         if since is None:
             raise CtxwardError(
                 f"settings.example.json wires {event}, whose first Claude Code version ctxward "
-                "does not know (add it to ctxward.install.EVENT_SINCE)"
+                "does not know (add it to ctxward.claudeversion.EVENT_SINCE)"
             )
-        if version.version < since:
+        if version.knows(event) is False:
             leave_out[event] = f"needs Claude Code >= {format_version(since)}"
     return leave_out
 
 
-def _foreign_unknown(data: Mapping[str, Any], version: ClaudeVersion, label: str) -> list[str]:
+def _version_warnings(data: Mapping[str, Any], version: ClaudeVersion, label: str) -> list[str]:
     warnings = []
-    for event, known in unknown_events(data, version.version).items():
+    if version.source == "unknown":
+        warnings.append(
+            "the Claude Code version was not found, so every event is wired: a Claude Code "
+            "older than 2.1.76 ignores every hook in a file naming PostCompact (run "
+            "ctxward doctor; or install again with --claude-version X.Y.Z)"
+        )
+    for event, known in unknown_events(data, version).items():
         if known is False:
             warnings.append(
                 f"{label} names {event}, which Claude Code {version.text} does not know: that "
@@ -867,13 +611,38 @@ def _foreign_unknown(data: Mapping[str, Any], version: ClaudeVersion, label: str
     return warnings
 
 
+def _program_warnings(
+    result: Result, found: str | None, env: Mapping[str, str] | None
+) -> list[str]:
+    """What the user must know about the program the commands will find."""
+    name = hookcommand.PROGRAMS[result.host]
+    guarded = result.host == CLAUDE
+    if found is None:
+        blocked = " and every sub-agent call is blocked" if guarded else ""
+        return [
+            f"no `{name}` next to this ctxward or on PATH: until one is installed, the hooks do "
+            f"nothing{blocked} (pipx install ctxward, then install again)"
+        ]
+    if not result.portable:
+        return []
+    reachable = hookcommand.resolve(HookCommand(result.host, "", None), env)
+    if reachable is not None and os.path.realpath(reachable) == os.path.realpath(found):
+        return []
+    effect = "blocks every sub-agent call" if guarded else "runs no ctxward hook"
+    mine = "local" if guarded else "user"
+    return [
+        f"{result.label} is for the repository: its commands look for `{name}` on PATH and in "
+        f"~/.local/bin, but this machine's is {found}; a host started without its folder on "
+        f"PATH {effect} (`ctxward install {result.host} --scope {mine}` names it instead)"
+    ]
+
+
 def _finish_json(
     result: Result,
     before: dict[str, Any],
     after: dict[str, Any],
     text: str,
     style: JsonStyle,
-    now: datetime | None,
 ) -> None:
     if after == before and result.existed:
         result.after = text
@@ -882,8 +651,20 @@ def _finish_json(
     if result.dry_run or result.after == text:
         return
     if result.existed and text:
-        result.backup = _backup(result.path, text.encode("utf-8"), now)
+        result.backup = _backup(result.path, text.encode("utf-8"))
     atomic_write(result.path, result.after, validate=_valid_json)
+    result.written = True
+
+
+def _remove_created(result: Result) -> None:
+    """Uninstall of a file that held nothing but ctxward's wiring: the file goes, with its
+    backup (the bytes of an earlier ctxward wiring)."""
+    result.after = ""
+    result.removed = True
+    if result.dry_run:
+        return
+    remove(result.path)
+    remove(backup_path(result.path))
     result.written = True
 
 
@@ -891,20 +672,19 @@ def _valid_json(data: bytes) -> None:
     json.loads(data.decode("utf-8"))
 
 
-def _backup(path: Path, data: bytes, now: datetime | None) -> Path:
-    """Write `data` next to `path` as <name>.<UTC time>[-N].ctxward-backup; never overwrite one."""
-    stamp = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.{stamp}{_BACKUP_SUFFIX}")
-    number = 1
-    while target.exists() or target.is_symlink():
-        number += 1
-        target = path.with_name(f"{path.name}.{stamp}-{number}{_BACKUP_SUFFIX}")
+def backup_path(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _backup(path: Path, data: bytes) -> Path:
+    """Keep `data`, the bytes before this change, as <name>.ctxward-backup (one, rolling)."""
+    target = backup_path(path)
     atomic_write(target, data)
     return target
 
 
-def _install_plugin(result: Result, now: datetime | None) -> None:
-    shipped = opencode_plugin_path().read_text(encoding="utf-8")
+def _install_plugin(result: Result, baked: str | None) -> None:
+    wanted = hookcommand.plugin_text(shipped_plugin(), baked)
     path = result.path
     try:
         current = read_regular_text(path, follow_links=True)
@@ -917,21 +697,21 @@ def _install_plugin(result: Result, now: datetime | None) -> None:
         raise BadInput(
             f"{result.label}: exists and is not ctxward's plugin; move it away and run again"
         )
-    result.before, result.after = current, shipped
+    result.before, result.after = current, wanted
     event = "plugin"
-    if current == shipped:
+    if current == wanted:
         result.changes.append(Change(event, "unchanged"))
         return
     result.changes.append(Change(event, "updated" if result.existed else "added"))
     if result.dry_run:
         return
     if result.existed:
-        result.backup = _backup(path, current.encode("utf-8"), now)
-    atomic_write(path, shipped)
+        result.backup = _backup(path, current.encode("utf-8"))
+    atomic_write(path, wanted)
     result.written = True
 
 
-def _uninstall_plugin(result: Result, now: datetime | None) -> None:
+def _uninstall_plugin(result: Result) -> None:
     path = result.path
     try:
         current = read_regular_text(path, follow_links=True)
@@ -947,11 +727,77 @@ def _uninstall_plugin(result: Result, now: datetime | None) -> None:
     result.removed = True
     if result.dry_run:
         return
-    if current != opencode_plugin_path().read_text(encoding="utf-8"):
-        result.backup = _backup(path, current.encode("utf-8"), now)  # edited by hand: keep it
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
+    if not hookcommand.plugin_baked(shipped_plugin(), current)[0]:
+        result.backup = _backup(path, current.encode("utf-8"))  # edited by hand: keep it
+    else:
+        remove(backup_path(path))
+    remove(path)
     result.written = True
+
+
+def _ignore_state(project: Project, dry_run: bool) -> Path | None:
+    """Write .ctxward/.gitignore in a git project that has none; return it when written."""
+    from ctxward.render import render
+
+    if not project.anchored or not (project.root / ".git").exists():
+        return None
+    path = project.state_dir / STATE_IGNORE
+    if path.exists() or path.is_symlink():
+        return None  # the user's own (or an earlier install's): never rewritten
+    if not dry_run:
+        atomic_write(path, render("install/state.gitignore.j2"))
+    return path
+
+
+def _exclude_from_git(result: Result, project: Project) -> list[str]:
+    """Keep a per-user file install wrote inside a git project out of git, as Claude Code does
+    for the .claude/settings.local.json it creates (it adds it to the user's global excludes):
+    here, one line in this clone's .git/info/exclude (never committed). A warning when that
+    cannot be done."""
+    if result.portable or result.action != "install" or not result.program:
+        return []
+    try:
+        inside = result.path.relative_to(project.root).as_posix()
+    except ValueError:
+        return []
+    if _git(project, "check-ignore", "-q", "--", inside) != (1, ""):
+        return []  # ignored already (0), or not a work tree / no git (128, None)
+    code, exclude = _git(project, "rev-parse", "--git-path", "info/exclude")
+    if code != 0 or not exclude:
+        return [f"{result.label} names this machine's program: keep it out of git"]
+    path = Path(exclude) if os.path.isabs(exclude) else project.root / exclude
+    line = f"/{inside}"
+    if not result.dry_run:
+        try:
+            text = read_regular_text(path) if path.exists() else ""
+            lead = "" if not text or text.endswith("\n") else "\n"
+            atomic_write(path, f"{text}{lead}# ctxward install: this machine's wiring\n{line}\n")
+        except (OSError, CtxwardError) as exc:
+            return [
+                f"{result.label} names this machine's program and git would commit it: add "
+                f"`{line}` to .gitignore ({exc})"
+            ]
+    result.git_excluded = path
+    return []
+
+
+def _git(project: Project, *args: str) -> tuple[int, str | None]:
+    """(exit code, stdout) of `git -C ROOT ARGS`; (128, None) when git cannot be run."""
+    git = hookcommand.program_on_path("git")
+    if git is None or not (project.root / ".git").exists():
+        return 128, None
+    try:
+        done = subprocess.run(
+            [git, "-C", str(project.root), *args],
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return 128, None
+    return done.returncode, done.stdout.strip()
 
 
 def label_of(path: Path, project: Project) -> str:

@@ -228,31 +228,29 @@ class Sandbox:
 
     @property
     def env(self) -> dict[str, str]:
-        """The whole environment of a CLI run (nothing is inherited)."""
-        node = shutil.which("node")
-        dirs = [VENV_BIN, Path(os.path.realpath(sys.executable)).parent]
-        if node:
-            dirs.insert(1, Path(node).parent)
-        path = os.pathsep.join(dict.fromkeys(str(d) for d in dirs))
-        # The one thing passed on: a worktree's PYTHONPATH, so that its hooks run its own lib.
-        inherited = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
+        """The whole environment of a CLI run (nothing is inherited but PYTHONPATH, so that a
+        worktree's tests run the worktree's ctxward through the shared venv's scripts)."""
         return {
-            **inherited,
             "HOME": str(self.home),
             "TMPDIR": str(self.root / "tmp"),
-            "PATH": path,
+            "PATH": os.pathsep.join(str(d) for d in [VENV_BIN, *tool_dirs()]),
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.port}",
             **CLI_ENV,
+            **python_path(),
         }
 
-    def run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-        """Run any command inside the namespace with the clean environment, time-limited."""
+    def run(
+        self, command: list[str], cwd: Path, path: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run any command inside the namespace with the clean environment, time-limited;
+        `path` replaces its PATH (to start the CLI without ctxward's bin on it)."""
         assert self._mock is not None, "start() the sandbox first"
         limit = [shutil.which("timeout") or "timeout", "-k", "10", str(CLI_TIMEOUT)]
+        env = self.env if path is None else {**self.env, "PATH": path}
         return subprocess.run(
             [*self.isolation.join_prefix(self._mock.pid), *limit, *command],
             cwd=cwd,
-            env=self.env,
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -260,10 +258,10 @@ class Sandbox:
             check=False,
         )
 
-    def claude(self, *args: str, cwd: Path) -> CliRun:
+    def claude(self, *args: str, cwd: Path, path: str | None = None) -> CliRun:
         """Run the pinned CLI once; see CliRun.result() for the JSON result."""
         started = time.monotonic()
-        done = self.run([str(CLAUDE), *args], cwd)
+        done = self.run([str(CLAUDE), *args], cwd, path)
         return CliRun(args, done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
     def requests(self) -> list[Request]:
@@ -272,16 +270,40 @@ class Sandbox:
         return [Request(e["n"], e["path"], e["reply"], e["body"]) for e in map(json.loads, lines)]
 
 
-def make_project(root: Path, settings: dict[str, Any]) -> Path:
-    """Create a git-initialised scratch project whose .claude/settings.json is settings."""
+def tool_dirs() -> list[Path]:
+    """The folders of node and of the real python (not the venv's: no ctxward there)."""
+    node = shutil.which("node")
+    dirs = [Path(node).parent] if node else []
+    dirs.append(Path(os.path.realpath(sys.executable)).parent)
+    return list(dict.fromkeys(dirs))
+
+
+def python_path() -> dict[str, str]:
+    value = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": value} if value else {}
+
+
+def make_project(root: Path, settings: dict[str, Any] | None) -> Path:
+    """Create a git-initialised scratch project whose .claude/settings.json is settings (no
+    .claude/ at all when None)."""
     root.mkdir(parents=True)
     git = shutil.which("git")
     if git is None:
         raise RuntimeError("git not found: the scratch project needs `git init`")
     subprocess.run([git, "init", "-q", str(root)], check=True, capture_output=True)
-    (root / ".claude").mkdir()
-    (root / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+    if settings is not None:
+        (root / ".claude").mkdir()
+        (root / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
     return root
+
+
+def removable_install(folder: Path) -> Path:
+    """A ctxward install that a test can take away: the venv's `ctxward` and `ctxward-hook`
+    console scripts copied into `folder` (their shebang names the venv's interpreter)."""
+    folder.mkdir(parents=True)
+    for name in ("ctxward", "ctxward-hook"):
+        shutil.copy2(VENV_BIN / name, folder / name)
+    return folder
 
 
 def load_settings_example() -> dict[str, Any]:

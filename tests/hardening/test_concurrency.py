@@ -155,9 +155,17 @@ def round_a(root: Path) -> None:
         timeout=60,
     )
     assert first.returncode == 0
-    payload = support.captured("PreCompact.json", root, session_id="storm-s")
+    # four compactions at once (one prompt each: the same one's second run says nothing,
+    # ctxward.once)
     script = str(support.HOOKS / "pre_compact.py")
-    jobs = [hook_job(script if i % 2 else None, payload, f"PreCompact #{i}") for i in range(4)]
+    jobs = [
+        hook_job(
+            script if i % 2 else None,
+            support.captured("PreCompact.json", root, session_id="storm-s", prompt_id=f"p{i}"),
+            f"PreCompact #{i}",
+        )
+        for i in range(4)
+    ]
     jobs += [
         Job(
             [

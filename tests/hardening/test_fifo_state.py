@@ -176,7 +176,16 @@ def test_a_staged_bank_file_is_left_unrecognized(root: Path) -> None:
 def test_claude_settings_is_one_line_and_exit_2(root: Path) -> None:
     plant(root, ".claude/settings.json")
 
-    code, _, err = run_cli(root, ["install", "claude", "--dry-run", "--claude-version", "2.1.332"])
+    install = [
+        "install",
+        "claude",
+        "--scope",
+        "project",
+        "--dry-run",
+        "--claude-version",
+        "2.1.332",
+    ]
+    code, _, err = run_cli(root, install)
     assert code == 2
     assert one_line(err) == f"ctxward: error: .claude/settings.json: cannot read: {FIFO_REFUSED}"
 
@@ -277,26 +286,26 @@ def test_a_fifo_in_the_template_cache_is_skipped(root: Path) -> None:
     home = root.parent / "home"
     env = {**os.environ, "HOME": str(home), "CLAUDE_PROJECT_DIR": str(root)}
     env.pop("XDG_CACHE_HOME", None)
-    payload = json.dumps(support.captured("PreCompact.json", root, session_id="s1"))
 
-    def hook() -> subprocess.CompletedProcess[str]:
+    def hook(compaction: str) -> subprocess.CompletedProcess[str]:
+        payload = support.captured("PreCompact.json", root, session_id="s1", prompt_id=compaction)
         return subprocess.run(
             [str(support.CTXWARD_HOOK)],
-            input=payload,
+            input=json.dumps(payload),
             capture_output=True,
             text=True,
             env=env,
             timeout=DEADLINE * 3,  # a real process; TimeoutExpired (not a hang) on a regression
         )
 
-    first = hook()
+    first = hook("p1")
     cached = sorted((home / ".cache" / "ctxward" / "templates").iterdir())
     assert first.returncode == 0 and cached, first.stderr
     for path in cached:
         path.unlink()
         os.mkfifo(path)
 
-    second = hook()
+    second = hook("p2")  # the next compaction (the same one's second run says nothing)
 
     assert (second.returncode, second.stdout, second.stderr) == (0, first.stdout, "")
 

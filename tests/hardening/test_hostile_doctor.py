@@ -71,7 +71,7 @@ def clone(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
         planted.append({"where": where, "event": event, "handler": item})
         return item
 
-    canonical = install.canonical_wiring()
+    canonical = install.wiring_for("claude")  # the portable commands: the ctxward-hook on PATH
     events = list(canonical)
     settings: dict[str, list[Any]] = {}
     for index, command in enumerate(injections(marker, evil)):
@@ -99,7 +99,10 @@ def clone(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
     settings["SessionStart"].append(canonical["SessionStart"][0])  # the real one: it runs
     write(project / ".claude" / "settings.json", {"hooks": settings})
     local = handler(".claude/settings.local.json", "Stop", command=f"ctxward-hook;touch {marker}-l")
-    write(project / ".claude" / "settings.local.json", {"hooks": {"Stop": [{"hooks": [local]}]}})
+    # install's exact command, with a path of the clone baked in: parsed, never run
+    baked = install.wiring_for("claude", str(evil))["PreCompact"]
+    local_hooks = {"Stop": [{"hooks": [local]}], "PreCompact": baked}
+    write(project / ".claude" / "settings.local.json", {"hooks": local_hooks})
     codex = {
         event: [
             {
@@ -171,7 +174,9 @@ def test_doctor_runs_no_command_a_clone_planted(tmp_path: Path) -> None:
         line = f"{status:<5} {item['where']}: {item['event']} runs `{shown}`, not a command"
         assert line in out, f"{item['handler']!r} not reported:\n{out}"
     # The canonical handler beside them ran, in the scratch project, and answered.
-    assert "ok    claude SessionStart: `ctxward-hook`" in out, out
+    assert f"ok    claude SessionStart: `{support.BIN / 'ctxward-hook'}`" in out, out
+    evil = project / "evil" / "ctxward-hook"
+    assert f"FAIL  .claude/settings.local.json: its hooks run {evil}, not this ctxward's" in out
     assert "opencode.project.plugin" not in out  # (ids are JSON-only)
     assert ".opencode/plugin/ctxward.js differs from the plugin this ctxward ships" in out
 

@@ -221,7 +221,10 @@ def big_int_files(root: Path) -> None:
         (["thresholds"], ".ctxward/config.yaml: has an integer of more than 4,300 digits"),
         (["config", "show"], ".ctxward/config.yaml: has an integer of more than 4,300 digits"),
         (["activate", "ROOT/big-skill.md", "--slug", "big"], "front matter has an integer of"),
-        (["install", "claude", "--claude-version", "2.1.332"], "has an integer of more than"),
+        (
+            ["install", "claude", "--scope", "project", "--claude-version", "2.1.332"],
+            "has an integer of more than",
+        ),
         (["share", "--batch", "b", "--key", "k", "--value", "7" * DIGITS], "--value is not JSON"),
     ],
 )

@@ -19,18 +19,20 @@ dry_run_option = click.option(
 claude_version_option = click.option(
     "--claude-version",
     metavar="X.Y.Z",
-    help="The Claude Code version to go by (default: what `claude --version` prints; when that "
-    "fails, 2.0.77 is assumed, which leaves out PostCompact).",
+    help="The Claude Code version to go by (default: what `claude --version` prints, else what "
+    "Claude Code recorded under ~/.claude; when none is found, every event is wired).",
 )
 
 
-def scope_option(*scopes: str) -> Callable[[F], F]:
+def scope_option(host: str) -> Callable[[F], F]:
+    from ctxward.install import DEFAULT_SCOPE, SCOPES
+
     return click.option(
         "--scope",
-        type=click.Choice(list(scopes)),
-        default="project",
+        type=click.Choice(list(SCOPES[host])),
+        default=DEFAULT_SCOPE[host],
         show_default=True,
-        help="Which file: " + ", ".join(scopes) + " (see README 'Install, doctor, watch').",
+        help="Which file: " + ", ".join(SCOPES[host]) + " (see README 'Install, doctor, watch').",
     )
 
 
@@ -40,13 +42,18 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
     if as_json:
         echo_json(result.as_dict())
         return
-    backup = label_of(result.backup, project_of(ctx, anywhere=True)) if result.backup else ""
+    project = project_of(ctx, anywhere=True)
+    backup = label_of(result.backup, project) if result.backup else ""
+    state_ignore = label_of(result.state_ignore, project) if result.state_ignore else ""
+    git_excluded = label_of(result.git_excluded, project) if result.git_excluded else ""
     left_out = any(c.action in ("skipped", "removed") and c.reason for c in result.changes)
     text = render(
         "install/result.txt.j2",
         r=result,
         diff=diff(result) if result.dry_run else [],
         backup=backup,
+        state_ignore=state_ignore,
+        git_excluded=git_excluded,
         left_out=left_out,
     )
     click.echo(text, nl=False)
@@ -59,12 +66,12 @@ def install() -> None:
     \b
     Example:
         ctxward install claude --dry-run
-        ctxward install claude --scope user
+        ctxward install claude --scope project
     """
 
 
 @install.command("claude")
-@scope_option("project", "local", "user")
+@scope_option("claude")
 @dry_run_option
 @claude_version_option
 @json_option
@@ -74,19 +81,21 @@ def install_claude(
 ) -> None:
     """Merge ctxward's hooks into a Claude Code settings file.
 
-    project: .claude/settings.json; local: .claude/settings.local.json; user:
-    ~/.claude/settings.json ($CLAUDE_CONFIG_DIR). Other hooks and keys stay as they are; a
-    backup is written; a second run changes nothing. Events your Claude Code version does not
-    know are left out.
+    local (the default): .claude/settings.local.json, this machine's, git-ignored, with the
+    absolute path of this ctxward-hook; project: .claude/settings.json, for the repository (it
+    finds ctxward-hook on PATH or in ~/.local/bin; without it, sub-agent calls are blocked
+    with the reason); user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), every project. Other
+    hooks and keys stay as they are; the previous bytes are kept in one rolling backup; a
+    second run changes nothing. Events your Claude Code version is known to lack are left out.
 
     \b
     Example:
-        ctxward install claude --scope local --dry-run
+        ctxward install claude --dry-run
     """
-    from ctxward.install import detect_claude_version
+    from ctxward.claudeversion import detect
     from ctxward.install import install as run
 
-    version = detect_claude_version(claude_version)
+    version = detect(claude_version)
     result = run(
         "claude",
         scope,
@@ -98,15 +107,16 @@ def install_claude(
 
 
 @install.command("opencode")
-@scope_option("project", "user")
+@scope_option("opencode")
 @dry_run_option
 @json_option
 @click.pass_context
 def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
     """Write the OpenCode plugin file.
 
-    project: .opencode/plugin/ctxward.js; user: ~/.config/opencode/plugin/ctxward.js. An older
-    ctxward plugin there is replaced (with a backup); any other file of that name is refused.
+    project: .opencode/plugin/ctxward.js; user: ~/.config/opencode/plugin/ctxward.js. The
+    plugin runs this ctxward by its absolute path (else the one on PATH). An older ctxward
+    plugin there is replaced (with a backup); any other file of that name is refused.
 
     \b
     Example:
@@ -122,7 +132,7 @@ def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: boo
 
 
 @install.command("codex")
-@scope_option("project", "user")
+@scope_option("codex")
 @dry_run_option
 @json_option
 @click.pass_context
@@ -148,7 +158,8 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
 
 @click.group(cls=Group)
 def uninstall() -> None:
-    """Remove exactly what `ctxward install` added (other hooks and keys stay).
+    """Remove exactly what `ctxward install` added (other hooks and keys stay; a file that held
+    nothing else, install created it, is removed with its backup).
 
     \b
     Example:
@@ -156,9 +167,9 @@ def uninstall() -> None:
     """
 
 
-def _uninstall_command(host: str, scopes: tuple[str, ...]) -> click.Command:
+def _uninstall_command(host: str) -> click.Command:
     @click.command(host)
-    @scope_option(*scopes)
+    @scope_option(host)
     @dry_run_option
     @json_option
     @click.pass_context
@@ -178,9 +189,8 @@ def _uninstall_command(host: str, scopes: tuple[str, ...]) -> click.Command:
     return command
 
 
-uninstall.add_command(_uninstall_command("claude", ("project", "local", "user")))
-uninstall.add_command(_uninstall_command("opencode", ("project", "user")))
-uninstall.add_command(_uninstall_command("codex", ("project", "user")))
+for _host in ("claude", "opencode", "codex"):
+    uninstall.add_command(_uninstall_command(_host))
 
 
 @click.command()
@@ -203,10 +213,10 @@ def doctor(ctx: click.Context, claude_version: str | None, no_run: bool, as_json
         ctxward doctor
         ctxward doctor --json
     """
+    from ctxward.claudeversion import detect
     from ctxward.doctor import diagnose
-    from ctxward.install import detect_claude_version
 
-    version = detect_claude_version(claude_version)
+    version = detect(claude_version)
     result = diagnose(project_of(ctx, anywhere=True), version=version, run_hooks=not no_run)
     if as_json:
         echo_json(result.as_dict())

@@ -4,6 +4,7 @@ PostCompact's output reaches neither the model nor (after an auto compaction) th
 handler prints nothing. Its effects: the report under .ctxward/compactions/, and the rules the
 summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
 Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
+One report per compaction, however many wirings run the hook (ctxward.once).
 """
 
 from __future__ import annotations
@@ -23,19 +24,22 @@ def handle(event: HookEvent) -> Outcome:
         from ctxward.config import load
         from ctxward.invariants import check_survival
         from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
+        from ctxward.once import first_run
         from ctxward.survival import write_report
 
         load(event.project)  # a broken config fails here, before the report is written
-
+        session_id, trigger = event.session_id, event.text("trigger")  # so does a bad field
         # Each rule is looked for in the whole summary: checked once, in a bounded summary.
         summary = event.text("compact_summary")[:MAX_CHECKED_SUMMARY_CHARS]
+        if not first_run(event):  # another wiring's run of this compaction wrote the report
+            return NOTHING
         survived, missing = check_survival(rules, summary)
         try:
             report = write_report(
                 event.project,
                 rules,
-                session_id=event.session_id,
-                trigger=event.text("trigger"),
+                session_id=session_id,
+                trigger=trigger,
                 compact_summary=summary,
                 checked=(survived, missing),
             )

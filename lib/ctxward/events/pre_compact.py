@@ -1,8 +1,9 @@
 """PreCompact: distill every trusted plan's payload, then hand the summarizer its instructions.
 
 Claude Code appends a PreCompact hook's exit-0 stdout to the compaction prompt as
-"Additional Instructions" (seen with 2.1.332, manual and auto). PreCompact may fire several times
-for one compaction: distilling is idempotent and rewrites nothing that is already identical.
+"Additional Instructions" (seen with 2.1.332, manual and auto). With two wirings (the plugin and
+a settings file) it runs twice per compaction: the second run prints nothing (ctxward.once), and
+distilling is idempotent, rewriting nothing that is already identical.
 
 Only plans trusted on this machine (`ctxward.trust`) reach the summarizer; an untrusted one is
 not even named here (SessionStart names them to the user). A plan that cannot be read, or was
@@ -20,7 +21,7 @@ from __future__ import annotations
 import os
 
 from ctxward.errors import BudgetExceeded
-from ctxward.hookio import HookEvent, Outcome
+from ctxward.hookio import NOTHING, HookEvent, Outcome
 from ctxward.invariants import distill_all, plans_for_the_model
 
 
@@ -38,8 +39,11 @@ def handle(event: HookEvent) -> Outcome:
         return Outcome(after=after)
     from ctxward.config import load
     from ctxward.offload import render_rules_within
+    from ctxward.once import first_run
 
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
+    if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
+        return NOTHING
     unwritten = distill_all(event.project, plans)[1]
     text = render_rules_within(
         event.project,

@@ -4,7 +4,8 @@ Codex runs command hooks from `hooks.json` files next to its config layers
 (`<repo>/.codex/hooks.json`, `~/.codex/hooks.json`), in Claude Code's shape: event -> matcher
 groups -> `{"type": "command", "command": ...}` handlers, the payload as one JSON object on
 stdin, the answer as JSON on stdout. ctxward's Codex hooks run `ctxward hook EVENT --host codex`
-(`ctxward install codex`, or the example in examples/codex/hooks.json). Sources: Codex's hooks
+(`ctxward install codex`, or the example in examples/codex/hooks.json), inside the fallback
+wrapper of `ctxward.hookcommand` (Codex runs a command with `$SHELL -lc`). Sources: Codex's hooks
 documentation (developers.openai.com/codex/hooks), the generated hook schemas in
 openai/codex `codex-rs/hooks/schema/generated/`, and PRs openai/codex#19905 (PreCompact and
 PostCompact) and #21272 (SessionStart source `compact`).
@@ -65,9 +66,17 @@ HOOK_ARGS = {
 }
 
 
-def command_for(event: str) -> str:
-    """The command a Codex hooks.json runs for `event`."""
-    return f"ctxward hook {HOOK_ARGS[event]} --host codex"
+def hook_args(event: str) -> list[str]:
+    """The arguments of `ctxward` that run `event` for Codex (KeyError for another event)."""
+    return ["hook", HOOK_ARGS[event], "--host", "codex"]
+
+
+def command_for(event: str, baked: str | None = None) -> str:
+    """The command a Codex hooks.json runs for `event`: `ctxward hook EVENT --host codex`, from
+    `baked` (an absolute path) or PATH, in the wrapper `ctxward.hookcommand` renders."""
+    from ctxward.hookcommand import CODEX, render
+
+    return render(CODEX, event, baked)
 
 
 def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) -> HookEvent:

@@ -62,6 +62,8 @@ def _claude_harness() -> Any:
 
 
 detect_isolation = _claude_harness().detect_isolation
+python_path = _claude_harness().python_path
+removable_install = _claude_harness().removable_install
 message_text = _claude_harness().message_text
 start_mock = _claude_harness().start_mock  # the mock's lifecycle: the same flags, both mocks
 stop_mock = _claude_harness().stop_mock
@@ -164,10 +166,8 @@ class Sandbox:
         self._mock, self._mock_output = None, None
 
     def env(self, home: Path, cwd: Path) -> dict[str, str]:
-        """The whole environment of one run (nothing is inherited)."""
-        tools = [shutil.which(name) for name in ("node", "git")]
-        dirs = [VENV_BIN, *(Path(t).parent for t in tools if t)]
-        dirs.append(Path(os.path.realpath(sys.executable)).parent)
+        """The whole environment of one run (nothing is inherited but PYTHONPATH, so that a
+        worktree's tests run the worktree's ctxward through the shared venv's scripts)."""
         return {
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(home / ".config"),
@@ -175,20 +175,27 @@ class Sandbox:
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             "XDG_CACHE_HOME": str(home / ".cache"),
             "TMPDIR": str(home / "tmp"),
-            "PATH": os.pathsep.join(dict.fromkeys(str(d) for d in dirs)),
+            "PATH": os.pathsep.join(str(d) for d in [VENV_BIN, *tool_dirs()]),
             "PWD": str(cwd),  # OpenCode's project is $PWD, not the working directory
             "GIT_CONFIG_NOSYSTEM": "1",
             **OPENCODE_ENV,
+            **python_path(),
         }
 
-    def run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-        """Run any command inside the namespace with the project's clean environment."""
+    def run(
+        self, command: list[str], cwd: Path, path: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run any command inside the namespace with the project's clean environment; `path`
+        replaces its PATH (to start OpenCode without ctxward's bin on it)."""
         assert self._mock is not None, "start() the sandbox first"
         limit = [shutil.which("timeout") or "timeout", "-k", "10", str(RUN_TIMEOUT)]
+        env = self.env(home_of(cwd), cwd)
+        if path is not None:
+            env["PATH"] = path
         return subprocess.run(
             [*self.isolation.join_prefix(self._mock.pid), *limit, *command],
             cwd=cwd,
-            env=self.env(home_of(cwd), cwd),
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -196,11 +203,11 @@ class Sandbox:
             check=False,
         )
 
-    def opencode(self, *args: str, cwd: Path) -> Run:
+    def opencode(self, *args: str, cwd: Path, path: str | None = None) -> Run:
         """One `opencode run --format json ARGS` in the project; the log lands next to it."""
         started = time.monotonic()
         command = [str(self.binary), "run", "--print-logs", "--log-level", "DEBUG"]
-        done = self.run([*command, "--format", "json", *args], cwd)
+        done = self.run([*command, "--format", "json", *args], cwd, path)
         seconds = time.monotonic() - started
         runs = sorted(home_of(cwd).glob("run-*.log"))
         (home_of(cwd) / f"run-{len(runs) + 1}.log").write_text(done.stderr, encoding="utf-8")
@@ -217,8 +224,9 @@ class Sandbox:
     def request_count(self) -> int:
         return len(self.log.read_text(encoding="utf-8").splitlines())
 
-    def make_project(self, root: Path, *, context: int = 200_000) -> Path:
-        """A git project with one empty commit, the mock as its only provider, and the plugin."""
+    def make_project(self, root: Path, *, context: int = 200_000, plugin: bool = True) -> Path:
+        """A git project with one empty commit, the mock as its only provider, and the plugin
+        copied in (`plugin`; else `ctxward install opencode` is the test's to run)."""
         root.mkdir(parents=True)
         home = home_of(root)
         for folder in ("tmp", ".config/opencode"):
@@ -241,11 +249,20 @@ class Sandbox:
         )
         config = opencode_config(self.port, context)
         (root / "opencode.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        (root / ".opencode" / "plugin").mkdir(parents=True)
-        shutil.copy2(PLUGIN, root / ".opencode" / "plugin" / "ctxward.js")
+        if plugin:
+            (root / ".opencode" / "plugin").mkdir(parents=True)
+            shutil.copy2(PLUGIN, root / ".opencode" / "plugin" / "ctxward.js")
         for folder in (root / ".opencode", home / ".config" / "opencode"):
             stub_plugin_install(folder)
         return root
+
+
+def tool_dirs() -> list[Path]:
+    """The folders of node, git and the real python (not the venv's: no ctxward there)."""
+    tools = [shutil.which(name) for name in ("node", "git")]
+    dirs = [Path(tool).parent for tool in tools if tool]
+    dirs.append(Path(os.path.realpath(sys.executable)).parent)
+    return list(dict.fromkeys(dirs))
 
 
 def home_of(project: Path) -> Path:

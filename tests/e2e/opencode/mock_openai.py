@@ -24,6 +24,9 @@ that matches wins:
     prompt is exactly n bytes (UTF-8): short paragraphs (nothing ctxward's C9 offload can move)
     for BYTES, one pasted block (which C9 moves to a file) for PASTE. Its arguments are streamed
     in four deltas, as real providers do.
+``read``
+    The last message is the user's, contains ``E2E_READ=<path>``, and ``read`` is offered.
+    Reply with a ``read`` tool call of that file (an ordinary tool, not a dispatch).
 ``text``
     Anything else: a plain text reply.
 
@@ -51,6 +54,7 @@ from typing import Any, NamedTuple
 TITLE_MARKER = "title generator"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH = re.compile(r"E2E_DISPATCH_(BYTES|PASTE)=(\d+)")
+READ = re.compile(r"E2E_READ=(\S+)")
 PARAGRAPH = "Check one more module and report what it exports.\n\n"
 PROMPT_TOKENS = re.compile(r"E2E_PROMPT_TOKENS=(\d+)")
 DEFAULT_PROMPT_TOKENS = 1000
@@ -99,6 +103,13 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         return Reply("after_tool_result", text, None, DEFAULT_PROMPT_TOKENS)
     if (dispatch := DISPATCH.search(last_text)) and "task" in tools:
         return Reply("dispatch", "", _task_call(dispatch[1], int(dispatch[2]), ids), tokens)
+    if (read := READ.search(last_text)) and "read" in tools:
+        call = {
+            "id": f"call_mock{next(ids):06d}",
+            "name": "read",
+            "arguments": {"filePath": read[1]},
+        }
+        return Reply("read", "", call, tokens)
     return Reply("text", f"MOCK-REPLY to: {last_text[:200]!r}", None, tokens)
 
 

@@ -93,11 +93,12 @@ def drive(node: str, scratch: Path, fake: Fake) -> Drive:
         *steps: dict[str, Any],
         summary: str | None = "MOCK-SUMMARY",
         env: dict[str, str] | None = None,
+        plugin: Path = PLUGIN,
     ) -> dict[str, Any]:
         scenario = {"ctx": {"directory": str(scratch), "summary": summary}, "steps": list(steps)}
         environment = {"PATH": os.environ["PATH"], "CTXWARD_BIN": str(fake.path), **(env or {})}
         done = subprocess.run(
-            [node, str(DRIVER), str(PLUGIN)],
+            [node, str(DRIVER), str(plugin)],
             input=json.dumps(scenario),
             capture_output=True,
             text=True,
@@ -281,6 +282,68 @@ def test_the_guard_fails_closed(drive, fake, answer, env, why):
     error = result["results"][0]["error"]
     assert error.startswith(BLOCKED), error
     assert why in error
+
+
+def baked_plugin(folder: Path, program: Path) -> Path:
+    """The plugin as `ctxward install opencode` writes it, naming `program`."""
+    from ctxward import hookcommand
+
+    path = folder / "plugin" / "ctxward.js"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = hookcommand.plugin_text(PLUGIN.read_text(encoding="utf-8"), str(program))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_installed_plugin_runs_its_baked_ctxward_without_path(drive, fake, tmp_path):
+    plugin = baked_plugin(tmp_path, fake.path)
+    no_path = {"CTXWARD_BIN": "", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    result = drive(task("hello"), env=no_path, plugin=plugin)
+    assert [call["argv"][1] for call in fake.calls()] == ["pre-tool-use"]
+    assert result["results"][0]["error"] is None
+
+
+def test_without_a_baked_path_the_plugin_finds_ctxward_on_path_but_not_in_a_relative_folder(
+    drive, fake, tmp_path
+):
+    env = {"CTXWARD_BIN": "", "PATH": f"{fake.folder}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    assert drive(task(), env=env)["results"][0]["error"] is None
+    assert len(fake.calls()) == 1
+    folder = os.path.relpath(fake.folder)  # from the driver's working folder: it would resolve
+    assert (Path.cwd() / folder / "ctxward").is_file()
+    relative = {**env, "PATH": f"{folder}:/usr/bin:/bin"}
+    result = drive(task(), env=relative)
+    assert len(fake.calls()) == 1  # not started from a relative PATH folder
+    assert result["results"][0]["error"].startswith("ctxward blocked this task call")
+
+
+def test_with_ctxward_gone_tasks_are_blocked_with_one_line_and_nothing_else_runs(
+    drive, fake, tmp_path
+):
+    plugin = baked_plugin(tmp_path, tmp_path / "gone" / "ctxward")
+    gone = {"CTXWARD_BIN": "", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    steps = [
+        event("session.created"),
+        system(),
+        task("one", "call_1"),
+        after("call_1"),
+        compacting(),
+        task("two", "call_2"),
+        system(),
+    ]
+    result = drive(*steps, env=gone, plugin=plugin)
+    line = (
+        f"ctxward blocked this task call: the dispatch guard cannot run, ctxward is missing (not "
+        f"at {tmp_path / 'gone' / 'ctxward'}, not on PATH, not in ~/.local/bin). Install ctxward "
+        f"(pipx install ctxward), then run: ctxward install opencode (or remove {plugin})."
+    )
+    errors = [r["error"] for r in result["results"]]
+    assert errors == [None, None, line, None, None, line, None]
+    assert fake.calls() == []
+    (notice,) = result["logs"]  # one line in OpenCode's log, for every other hook
+    assert notice["level"] == "warn"
+    assert notice["message"].startswith("ctxward is missing (not at ")
+    assert "its hooks do nothing in this session and task calls are blocked" in notice["message"]
 
 
 # --- compaction: instructions, system prompt, survival -----------------------------------------
