@@ -97,6 +97,8 @@ def drive(node: str, scratch: Path, fake: Fake) -> Drive:
     ) -> dict[str, Any]:
         scenario = {"ctx": {"directory": str(scratch), "summary": summary}, "steps": list(steps)}
         environment = {"PATH": os.environ["PATH"], "CTXWARD_BIN": str(fake.path), **(env or {})}
+        if os.environ.get("PYTHONPATH"):  # a worktree's ctxward, run by the venv's scripts
+            environment.setdefault("PYTHONPATH", os.environ["PYTHONPATH"])
         done = subprocess.run(
             [node, str(DRIVER), str(plugin)],
             input=json.dumps(scenario),
