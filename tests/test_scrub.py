@@ -819,7 +819,7 @@ def test_every_rule_is_linear_on_repeats_of_its_own_prefix(
     ]
     worst = max(units, key=lambda unit: cost(repeated(unit, 20_000)))
     small = cost(repeated(worst, 100_000), runs=3)
-    large = cost(repeated(worst, 1_000_000))
+    large = cost(repeated(worst, 1_000_000), runs=2)  # best of two: one run can catch a stall
 
     assert large <= 20 * max(small, prose_seconds / 10), (worst, small, large)
     assert large <= 150 * prose_seconds, (worst, large, prose_seconds)

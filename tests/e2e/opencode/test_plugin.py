@@ -96,7 +96,12 @@ def drive(node: str, scratch: Path, fake: Fake) -> Drive:
         plugin: Path = PLUGIN,
     ) -> dict[str, Any]:
         scenario = {"ctx": {"directory": str(scratch), "summary": summary}, "steps": list(steps)}
-        environment = {"PATH": os.environ["PATH"], "CTXWARD_BIN": str(fake.path), **(env or {})}
+        environment = {
+            "PATH": os.environ["PATH"],
+            "HOME": os.environ["HOME"],  # the same user: the plans it trusted are trusted here
+            "CTXWARD_BIN": str(fake.path),
+            **(env or {}),
+        }
         if os.environ.get("PYTHONPATH"):  # a worktree's ctxward, run by the venv's scripts
             environment.setdefault("PYTHONPATH", os.environ["PYTHONPATH"])
         done = subprocess.run(
