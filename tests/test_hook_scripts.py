@@ -529,7 +529,8 @@ def test_the_codex_command_runs_without_path(project, tmp_path, plan):
         "source": "compact",
     }
     command = hookcommand.render("codex", "SessionStart", str(program))
-    code, out, err = run_sh(command, payload, project, "/usr/bin:/bin", tmp_path)
+    home = Path(os.environ["HOME"])  # the user who activated (and so trusted) the plan
+    code, out, err = run_sh(command, payload, project, "/usr/bin:/bin", home)
     assert (code, err) == (0, "")
     assert "alpha: never push to main" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     gone = hookcommand.render("codex", "PreCompact", str(tmp_path / "gone"))

@@ -21,6 +21,7 @@ import hashlib
 import os
 import time
 
+from ctxward.errors import CtxwardError
 from ctxward.fsutil import atomic_write, locked, remove
 from ctxward.hooktypes import HookEvent
 
@@ -34,14 +35,17 @@ def first_run(event: HookEvent, now: float | None = None) -> bool:
     moment = time.time() if now is None else now
     folder = event.project.state_dir / "runs"
     marker = folder / f"{event.name}-{_key(event)}"
-    with locked(marker, event.project.locks_dir):
-        try:
-            if moment - os.lstat(marker).st_mtime < WINDOW:
-                return False
-        except FileNotFoundError:
-            pass
-        atomic_write(marker, f"{moment:.3f}\n")
-        _prune(folder, moment)
+    try:
+        with locked(marker, event.project.locks_dir):
+            try:
+                if moment - os.lstat(marker).st_mtime < WINDOW:
+                    return False
+            except FileNotFoundError:
+                pass
+            atomic_write(marker, f"{moment:.3f}\n")
+            _prune(folder, moment)
+    except (OSError, CtxwardError):  # a full disk, a refused lock folder: the rules still go;
+        return True  # at worst a doubled wiring doubles them, which is no loss
     return True
 
 

@@ -51,6 +51,7 @@ class Victim:
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
+        self.compactions = 0
         self.root = tmp / "project"
         self.plans = self.root / "docs" / "plans"
         self.other = tmp / "other-project"
@@ -110,11 +111,15 @@ class Victim:
         and "written" -> every file the compaction wrote or changed in the project (reports,
         pending entries, offloaded text, payloads)."""
         before = support.state(self.root)
+        # Each call is a compaction of its own (ctxward.once takes a repeat of the same
+        # payload within seconds for a second wiring's run of the same compaction).
+        self.compactions += 1
+        prompt = f"prompt-{self.compactions}"
         said = {
             "resume": self.hook("SessionStart", source="resume"),
-            "PreCompact": self.hook("PreCompact"),
+            "PreCompact": self.hook("PreCompact", prompt_id=prompt),
             "compact": self.hook("SessionStart", source="compact"),
-            "PostCompact": self.hook("PostCompact", compact_summary=summary),
+            "PostCompact": self.hook("PostCompact", compact_summary=summary, prompt_id=prompt),
             "prompt": self.hook("UserPromptSubmit", prompt="go on"),
         }
         after = support.state(self.root)

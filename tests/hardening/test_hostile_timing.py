@@ -16,6 +16,7 @@ the good plans' rules still come out of the compaction hooks; no traceback, one 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import resource
@@ -38,6 +39,9 @@ PARAGRAPH = "A short paragraph of a long prompt, well under the 2 KB offload lin
 PROSE = "The build failed on the token refresh test; the fix was to rotate the key first. "
 
 
+_RUN_IDS = itertools.count()
+
+
 class Run(NamedTuple):
     code: int
     out: str
@@ -49,6 +53,9 @@ class Run(NamedTuple):
 def hook(root: Path, payload: dict[str, Any]) -> Run:
     """One `ctxward-hook` process; it fails the test if it outlasts the host's timeout."""
     event = payload["hook_event_name"]
+    # Each run is its own compaction: ctxward.once takes a repeat of the same payload within
+    # seconds for a second wiring's run, and would answer it with nothing.
+    payload = {**payload, "prompt_id": f"run-{next(_RUN_IDS)}"}
     timeout = HOST_TIMEOUT_SECONDS[event]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
