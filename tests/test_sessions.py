@@ -660,6 +660,28 @@ def test_session_start_recovers_without_any_plan(project, load_payload, run_hook
     assert "Store the JWT in httpOnly cookies" in context
 
 
+def test_a_summary_for_no_session_is_never_recovered(
+    project, load_payload, run_hook, transcript_file
+):
+    """Without a session id the summary's file name is predictable: a cloned repository could
+    commit one (`.ctxward/sessions/id-e3b0….yaml`). It is never injected."""
+    from ctxward.project import Project
+    from ctxward.sessionfiles import summary_path
+
+    run_hook(
+        load_payload("PreCompact.json", session_id=SESSION, transcript_path=str(transcript_file))
+    )
+    real = summary_path(Project(project), SESSION)
+    planted = summary_path(Project(project), "")
+    planted.write_bytes(real.read_bytes())  # what a clone would commit under the empty id
+
+    assert (
+        "Session recovery"
+        in run_hook(load_payload("SessionStart.resume.json", session_id=SESSION))[1]
+    )
+    assert run_hook(load_payload("SessionStart.resume.json", session_id=""))[:2] == (0, "")
+
+
 def test_session_start_without_a_summary_for_this_session_is_unchanged(
     project, load_payload, run_hook, transcript_file
 ):

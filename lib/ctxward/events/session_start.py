@@ -30,7 +30,13 @@ def handle(event: HookEvent) -> Outcome:
         return NOTHING
     # One stat: sessions.py (the extractor) is imported only when there is a summary to recover.
     # First: a payload with a broken session id is refused before any plan is read.
-    recover = source in REINJECT_SOURCES and summary_path(event.project, event.session_id).is_file()
+    # Never for a payload without a session id: that file's name is predictable, so a cloned
+    # repository could commit one; a summary is recovered only into the session that wrote it.
+    recover = (
+        source in REINJECT_SOURCES
+        and bool(event.session_id)
+        and summary_path(event.project, event.session_id).is_file()
+    )
     plans, untrusted, unreadable = plans_for_the_model(event.project)
     notice = None
     if untrusted:
