@@ -781,7 +781,7 @@ def test_adversarial_repeats_scrub_in_linear_time(unit: str, prose_seconds: floa
     """Ten times the text takes about ten times as long (a quadratic rule: a hundred), and a
     megabyte of it costs a bounded multiple of a megabyte of prose."""
     small = cpu_seconds(repeated(unit, 100_000), runs=3)
-    large = cpu_seconds(repeated(unit, 1_000_000))
+    large = cpu_seconds(repeated(unit, 1_000_000), runs=2)  # best of two: one can catch a stall
 
     assert large <= 20 * max(small, prose_seconds / 10), (small, large)
     assert large <= 100 * prose_seconds, (large, prose_seconds)
