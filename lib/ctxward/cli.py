@@ -105,7 +105,8 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
 def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
     """Write SKILL's invariants into docs/plans/SLUG/invariants.md.
 
-    SKILL is a skill file, or a name looked up in .claude/skills/, .opencode/skill(s)/ and then
+    SKILL is a skill file, or a name looked up in .claude/skills/, .opencode/skill(s)/,
+    .codex/skills/, .agents/skills/ (Codex) and then
     the shipped packs. Re-activating a skill replaces its section; another skill appends one.
 
     \b

@@ -39,7 +39,9 @@ from dataclasses import dataclass
 
 CLAUDE, CODEX, OPENCODE = "claude", "codex", "opencode"
 # The program each host's hooks run.
-PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward", OPENCODE: "ctxward"}
+PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward-hook", OPENCODE: "ctxward"}
+# Hosts whose PreToolUse hook is the dispatch guard: its fallback blocks.
+GUARDED = frozenset({CLAUDE, CODEX})
 GUARD_EVENT = "PreToolUse"  # its fallback blocks (exit 2)
 NOTICE_EVENT = "SessionStart"  # its fallback says so once per session
 _LOCAL_BIN = (".local", "bin")
@@ -118,9 +120,9 @@ def render(host: str, event: str, baked: str | None) -> str:
         "host": host,
         "program": name,
         "baked": baked or "",
-        "guarded": host == CLAUDE,
+        "guarded": host in GUARDED,
     }
-    guard = host == CLAUDE and event == GUARD_EVENT
+    guard = host in GUARDED and event == GUARD_EVENT
     answer: dict[str, object] = {}
     if guard:
         line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()

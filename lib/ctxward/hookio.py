@@ -83,9 +83,12 @@ MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 # Host payloads nest a few levels (tool inputs and results included); deeper is refused
 # (`ctxward.limits`: the handlers walk tool inputs recursively).
 MAX_PAYLOAD_DEPTH = 100
-# Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted). Exact
+# Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted), and
+# Codex's two tools that carry text to a sub-agent (hosts/codex.py DISPATCH_TOOLS). Exact
 # names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
-DISPATCH_TOOLS = frozenset({"Agent", "Task"})
+DISPATCH_TOOLS = frozenset({"Agent", "Task", "spawn_agent", "send_input"})
+# Hosts whose PreToolUse takes Claude Code's deny JSON when the guard cannot check a call.
+_DENY_JSON_HOSTS = frozenset({"claude", "codex"})
 # Stops a top-level {"decision": "block", "reason"} refuses (the reason reaches the agent).
 _BLOCKABLE_STOPS = frozenset({"Stop", "SubagentStop"})
 # Events whose hookSpecificOutput Claude Code accepts (PreCompact/PostCompact reject it).
@@ -384,14 +387,14 @@ def run(
         return _out_of_time(str(exc), label, host, event, raw, event_name, stdout, stderr)
     except CtxwardError as exc:
         stderr.write(f"ctxward: {label}: {_one_line(str(exc))}\n")
-        if host == "claude" and _guards_dispatch(raw, event_name):
+        if host in _DENY_JSON_HOSTS and _guards_dispatch(raw, event_name):
             return _deny_unchecked(_one_line(str(exc)), stdout)
         return 1
     except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
         where = _log_traceback(event, label, env)
         problem = _one_line(f"{type(exc).__name__}: {exc}")
         stderr.write(f"ctxward: internal error in {label}: {problem} (details: {where})\n")
-        if host == "claude" and _guards_dispatch(raw, event_name):
+        if host in _DENY_JSON_HOSTS and _guards_dispatch(raw, event_name):
             return _deny_unchecked(f"internal error: {problem} (details: {where})", stdout)
         return 1
     # Written with no alarm armed: an answer cut in half would be no answer (for a dispatch,
@@ -454,7 +457,7 @@ def _out_of_time(
         dispatch = _guards_dispatch(raw, event_name)
     if not dispatch:
         return 0
-    if host != "claude":
+    if host not in _DENY_JSON_HOSTS:
         return 1
     return _deny_unchecked(
         f"it {problem}: a call this large or this unusual cannot be measured in time; send "
@@ -601,18 +604,25 @@ def _dependencies_missing() -> bool:
 
 
 def main() -> NoReturn:
-    """`ctxward-hook`: takes no arguments; dispatches on the payload's hook_event_name.
+    """`ctxward-hook` (Claude Code) or `ctxward-hook --host codex` (Codex CLI's hooks.json):
+    dispatches on the payload's hook_event_name.
 
     A PreToolUse call for a non-dispatch tool is answered at once, anything else by `run`. Ends
-    the process (`_exit_process`): never call it in-process, call `run`.
+    the process (`_exit_process`): never call it in-process, call `run`. Any other argument is
+    a usage error: one line, exit 2.
     """
+    args = sys.argv[1:]
+    host = "codex" if args == ["--host", "codex"] else "claude"
+    if args and host == "claude":
+        sys.stderr.write(f"ctxward-hook: usage: ctxward-hook [--host codex] (got {args!r})\n")
+        _exit_process(2)
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-    if _needs_no_answer(raw, None):
+    if _needs_no_answer(raw, None, host):
         _exit_process(0)
-    _answer_and_exit(raw, None)
+    _answer_and_exit(raw, None, host)
 
 
-def _answer_and_exit(raw: bytes, event_name: str | None) -> NoReturn:
+def _answer_and_exit(raw: bytes, event_name: str | None, host: str = "claude") -> NoReturn:
     """A hook process's full path: `run` on the payload already read, then `_exit_process`.
 
     The cyclic garbage collector is switched off first. A hook process lives for tens of
@@ -621,7 +631,9 @@ def _answer_and_exit(raw: bytes, event_name: str | None) -> NoReturn:
     frees at once everything that is not in a cycle, and what is left dies with the process.
     """
     gc.disable()
-    _exit_process(run(event_name=event_name, stdin=io.BytesIO(raw), ends_process=True))
+    _exit_process(
+        run(event_name=event_name, stdin=io.BytesIO(raw), host=host, ends_process=True)
+    )
 
 
 def _exit_process(code: int) -> NoReturn:
@@ -645,16 +657,20 @@ def _exit_process(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _needs_no_answer(raw: bytes, event_name: str | None) -> bool:
+def _needs_no_answer(raw: bytes, event_name: str | None, host: str = "claude") -> bool:
     """PreToolUse for another tool, or a small dispatch, or a prompt with nothing pending, or a
     tool result the drift observer noted with nothing to tell: nothing to say (standard library
-    only)."""
+    only). A Codex payload is read in the internal shape (`hosts.codex.translate`)."""
     if event_name not in (None, "PreToolUse", "UserPromptSubmit", *_OBSERVED_EVENTS):
         return False
     try:
         data = decode_payload(raw)
     except HookInputError:
         return False  # `run` reports it (and denies when pinned to PreToolUse)
+    if host == "codex":
+        from ctxward.hosts.codex import translate
+
+        data = translate(data)
     name = data.get("hook_event_name")
     if name == "UserPromptSubmit" and event_name in (None, name):
         from ctxward.pending import nothing_pending

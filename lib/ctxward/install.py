@@ -7,7 +7,8 @@ hooks from JSON files of the same shape; OpenCode loads a plugin file from a fol
 What is written comes from one source: the events, matchers and timeouts of settings.example.json
 (shipped in the wheel as ctxward/data/settings.example.json), each with the command
 `ctxward.hookcommand.render` builds for it (`wiring_for`). Codex gets the events it shares with
-Claude Code (hosts/codex.py WIRED_EVENTS). OpenCode gets hooks/opencode/ctxward.js (shipped as
+Claude Code (hosts/codex.py WIRED_EVENTS), its PreToolUse matched on Codex's own sub-agent tools
+(`spawn_agent|send_input`). OpenCode gets hooks/opencode/ctxward.js (shipped as
 ctxward/data/opencode/ctxward.js) with the same baked path in its INSTALLED_BIN line.
 
 Where, by default (`DEFAULT_SCOPE`), and why:
@@ -141,7 +142,13 @@ def wiring_for(host: str, baked: str | None = None) -> dict[str, list[dict[str, 
         from ctxward.hosts import codex
 
         claude = canonical_wiring()
-        events = {event: claude[event] for event in codex.WIRED_EVENTS}
+        events = {
+            event: [
+                {**group, "matcher": codex.MATCHERS[event]} if event in codex.MATCHERS else group
+                for group in claude[event]
+            ]
+            for event in codex.WIRED_EVENTS
+        }
     else:
         raise BadInput(f"{host}: has no hooks block (known: {CLAUDE}, {CODEX})")
     return {
@@ -534,8 +541,9 @@ def install(
         _finish_json(result, data, merged, text, style)
         if host == CODEX:
             result.warnings.append(
-                "Codex runs a new or changed hook only once you trust it: review it under "
-                "/hooks in Codex"
+                "Codex runs a new or changed hook only once you trust it: open Codex in this "
+                "project, type /hooks, review and trust each ctxward hook (ctxward doctor "
+                "checks it)"
             )
     result.warnings += _program_warnings(result, found, env)
     if scope != "user":
@@ -616,7 +624,7 @@ def _program_warnings(
 ) -> list[str]:
     """What the user must know about the program the commands will find."""
     name = hookcommand.PROGRAMS[result.host]
-    guarded = result.host == CLAUDE
+    guarded = result.host in hookcommand.GUARDED
     if found is None:
         blocked = " and every sub-agent call is blocked" if guarded else ""
         return [
@@ -629,7 +637,7 @@ def _program_warnings(
     if reachable is not None and os.path.realpath(reachable) == os.path.realpath(found):
         return []
     effect = "blocks every sub-agent call" if guarded else "runs no ctxward hook"
-    mine = "local" if guarded else "user"
+    mine = "local" if result.host == CLAUDE else "user"
     return [
         f"{result.label} is for the repository: its commands look for `{name}` on PATH and in "
         f"~/.local/bin, but this machine's is {found}; a host started without its folder on "

@@ -48,6 +48,9 @@ SKILL_SEARCH_PATHS = (
     Path(".claude/skills/{name}/SKILL.md"),
     Path(".opencode/skill/{name}/SKILL.md"),
     Path(".opencode/skills/{name}/SKILL.md"),
+    # Codex CLI 0.169.0 lists the skills of both project folders (hosts/codex.py).
+    Path(".codex/skills/{name}/SKILL.md"),
+    Path(".agents/skills/{name}/SKILL.md"),
 )
 
 
@@ -232,8 +235,8 @@ def find_skill(spec: str, project: Project) -> Path:
         if path.is_file():
             return path
     raise BadInput(
-        f"no skill named {spec!r} (looked in .claude/skills, .opencode/skill(s) "
-        "and the shipped packs; `ctxward packs` lists the shipped ones)"
+        f"no skill named {spec!r} (looked in .claude/skills, .opencode/skill(s), "
+        ".codex/skills, .agents/skills and the shipped packs; `ctxward packs` lists the shipped ones)"
     )
 
 

@@ -5,7 +5,7 @@ Three kinds of change matter:
 - a plan's `docs/plans/<slug>/invariants.md`: its `.compaction-payload.md` is distilled again
   (invariants.distill), so the payload PreCompact would write is already on disk;
 - a skill file that an active plan names on a section's **Full rules:** line (or any SKILL.md
-  under .claude/skills/, .opencode/skill/, .opencode/skills/): when its frontmatter rules no
+  under .claude/skills/, .opencode/skill(s)/, .codex/skills/, .agents/skills/): when its rules no
   longer match the plan's section, the skill is activated into that plan again (the section is
   replaced in place) and the report names the rules added and removed;
 - a new file under `<sub_agents>/<sid>/artifacts/` named `<rid>-<role>-<idx>.<ext>` without an
