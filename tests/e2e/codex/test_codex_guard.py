@@ -1,0 +1,48 @@
+"""The dispatch guard on Codex's `spawn_agent`, in the real Codex CLI 0.169.0.
+
+The mock answers `E2E_DISPATCH_BYTES=<n>` with one `spawn_agent` call whose `message` is n bytes
+of short paragraphs (nothing C9 can move to a file).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from e2e_codex_harness import make_project  # loaded by conftest.py
+
+pytestmark = pytest.mark.e2e
+
+BLOCKED = "Tool call blocked by PreToolUse hook: PROMPT_EMERGENCY: the ctxward dispatch guard "
+BLOCKED += "denied this spawn_agent call."
+
+
+@pytest.fixture(scope="module")
+def project(cx_sandbox: Any) -> Any:
+    return make_project(cx_sandbox, "guard")
+
+
+def run_dispatch(box: Any, project: Any, size: int) -> tuple[Any, list[Any]]:
+    before = len(box.requests())
+    run = box.codex(f"delegate E2E_DISPATCH_BYTES={size}", project).ok()
+    return run, box.requests()[before:]
+
+
+def test_an_oversized_spawn_agent_is_denied(cx_sandbox, project):
+    run, requests = run_dispatch(cx_sandbox, project, 240_000)
+    assert [r.reply for r in requests] == ["dispatch", "after_tool_result"]
+    outputs = requests[1].tool_outputs()
+    assert len(outputs) == 1 and outputs[0].startswith(BLOCKED), outputs
+    assert "240,000 bytes" in outputs[0]
+    # No agent started: Codex reports no spawn, and the mock saw no sub-agent request.
+    assert [i for i in run.items("collab_tool_call") if i.get("receiver_thread_ids")] == []
+    assert not (project / ".ctxward" / "log").exists()
+
+
+def test_a_small_spawn_agent_runs(cx_sandbox, project):
+    run, requests = run_dispatch(cx_sandbox, project, 2_000)
+    assert requests[0].reply == "dispatch"
+    spawned = [i for i in run.items("collab_tool_call") if i.get("receiver_thread_ids")]
+    assert len(spawned) == 1
+    assert spawned[0]["prompt"].startswith("E2E_SUBAGENT_TASK")
+    assert "blocked" not in " ".join(requests[1].tool_outputs())
