@@ -225,7 +225,8 @@ def test_user_scope_files_are_checked_too(project, env, tmp_path):
     checks = by_id(diagnose(project, env))
     assert (
         checks["codex.user.wired"].title
-        == "~/.codex/hooks.json runs ctxward for PreCompact, SessionStart"
+        == "~/.codex/hooks.json runs ctxward for PostCompact, PostToolUse, PreCompact, PreToolUse, "
+        "SessionStart, UserPromptSubmit"
     )
     assert checks["opencode.user.plugin"].status == "ok"
     program = hookcommand.installed_program("codex")
@@ -297,8 +298,7 @@ def test_every_wired_hook_answers_a_synthetic_payload(project, env, snapshot):
     events = list(install.canonical_wiring())
     assert [check.id for check in runs] == [
         *(f"hook.claude.{event}" for event in events),
-        "hook.codex.PreCompact",
-        "hook.codex.SessionStart",
+        *(f"hook.codex.{event}" for event in codex_host.WIRED_EVENTS),
         "hook.opencode.PreCompact",
         "hook.opencode.SessionStart",
         "hook.opencode.PreToolUse",
@@ -383,8 +383,8 @@ def test_canonical_argv_is_the_resolved_program_of_what_install_writes(project, 
                     if host == "claude":
                         assert argv == [hookcommand.installed_program("claude")], event
                     else:  # portable: the `ctxward` on PATH
-                        args = ["hook", codex_host.HOOK_ARGS[event], "--host", "codex"]
-                        assert argv == [str(BIN / "ctxward"), *args], event
+                        args = codex_host.hook_args(event)
+                        assert argv == [str(BIN / "ctxward-hook"), *args], event
     shell = {**claude["hooks"]["PreCompact"][0]["hooks"][0]}
     shell["command"] = shell["command"].replace("exit 0", "exit 0; id", 1)
     assert install.canonical_argv("claude", "PreCompact", shell, env) is None

@@ -516,9 +516,9 @@ def test_the_guard_blocks_when_the_program_fails(project, load_payload, tmp_path
 def test_the_codex_command_runs_without_path(project, tmp_path, plan):
     from ctxward import hookcommand
 
-    program = Path(sys.executable).with_name("ctxward")
+    program = Path(sys.executable).with_name("ctxward-hook")
     if not program.is_file():
-        pytest.skip("no ctxward console script next to this interpreter")
+        pytest.skip("no ctxward-hook console script next to this interpreter")
     payload = {
         "session_id": "s",
         "turn_id": "t",

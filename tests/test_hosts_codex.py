@@ -1,8 +1,8 @@
 """Codex host: Codex's hook payloads in, the internal events; the handlers' Outcomes out, in the
 shapes Codex's generated hook schemas accept (openai/codex codex-rs/hooks/schema/generated/).
 
-No real Codex runs here: the payloads follow the documented input schemas (PreCompact and
-PostCompact: session_id, turn_id, transcript_path, cwd, hook_event_name, model, trigger).
+The payloads are the shapes Codex CLI 0.169.0 sent in tests/e2e/codex (session_id, turn_id,
+transcript_path, cwd, hook_event_name, model, plus each event's own fields).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_the_project_is_found_from_cwd_not_claude_project_dir(project, tmp_path,
     ("data", "message"),
     [
         ({"cwd": "/"}, "has no 'hook_event_name'"),
-        ({"hook_event_name": "PreToolUse"}, "'PreToolUse' is not handled by ctxward"),
+        ({"hook_event_name": "SubagentStart"}, "'SubagentStart' is not handled by ctxward"),
         ({"hook_event_name": "Stop"}, "'Stop' is not handled"),
         ({"hook_event_name": "PreCompact", "cwd": 3}, "'cwd' is not a string"),
     ],
@@ -100,7 +100,7 @@ def test_a_payload_for_another_event_is_refused(project):
 
 
 def test_postcompact_without_a_summary_is_refused(project):
-    with pytest.raises(HookInputError, match="Codex gives PostCompact no compaction summary"):
+    with pytest.raises(HookInputError, match="Codex gave PostCompact no compaction summary"):
         codex.to_event(payload("PostCompact", project))
     found = codex.to_event(payload("PostCompact", project, compact_summary="kept: alpha"))
     assert found.name == "PostCompact"
@@ -213,9 +213,9 @@ def test_cli_hook_with_host_codex(plan, project, monkeypatch, capsys):
 def test_the_installed_command_runs_as_codex_would(plan, project):
     """The exact command `ctxward install codex --scope user` writes (this machine's ctxward
     baked in), run the way Codex runs it: `$SHELL -lc`."""
-    program = Path(sys.executable).parent / "ctxward"
+    program = Path(sys.executable).parent / "ctxward-hook"
     if not program.exists():
-        pytest.skip("no ctxward console script next to this interpreter")
+        pytest.skip("no ctxward-hook console script next to this interpreter")
     command = codex.command_for("SessionStart", str(program))
     done = subprocess.run(
         ["/bin/sh", "-lc", command],
@@ -227,3 +227,142 @@ def test_the_installed_command_runs_as_codex_would(plan, project):
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert RULES[1] in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+# --- the dispatch guard, drift and restatement (shapes seen with Codex CLI 0.169.0) -----------
+
+DENY_KEYS = {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"}
+
+
+def spawn(project: Path, tool_input: object, tool: str = "spawn_agent") -> dict[str, Any]:
+    return payload(
+        "PreToolUse",
+        project,
+        tool_name=tool,
+        tool_input=tool_input,
+        tool_use_id="call_1",
+        permission_mode="bypassPermissions",
+    )
+
+
+def paragraphs(size: int) -> str:
+    return ("Check one more module and report what it exports.\n\n" * (size // 50 + 1))[:size]
+
+
+@pytest.mark.parametrize("tool", ["spawn_agent", "send_input"])
+def test_an_oversized_message_is_denied_in_codexs_shape(project, tool):
+    code, out, err = run_codex(spawn(project, {"message": paragraphs(240_000)}, tool))
+    assert (code, err) == (0, "")
+    answer = json.loads(out)
+    assert set(answer["hookSpecificOutput"]) <= DENY_KEYS
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith(f"PROMPT_EMERGENCY: the ctxward dispatch guard denied this {tool}")
+
+
+def test_the_text_of_items_counts_like_a_message(project):
+    items = [{"type": "text", "text": paragraphs(120_000)}] * 2
+    code, out, _ = run_codex(spawn(project, {"items": items}))
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert codex.dispatch_input({"items": items, "model": "m"}) == {
+        "prompt": paragraphs(120_000) + "\n\n" + paragraphs(120_000),
+        "items": [{"type": "text"}, {"type": "text"}],
+        "model": "m",
+    }
+
+
+def test_a_small_dispatch_gets_no_answer(project):
+    assert run_codex(spawn(project, {"message": "E2E: review one file"})) == (0, "", "")
+
+
+@pytest.mark.parametrize("tool_input", [{"message": 3}, [], "text"])
+def test_an_unmeasurable_dispatch_is_denied(project, tool_input):
+    code, out, _ = run_codex(spawn(project, tool_input))
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_another_tool_gets_no_answer(project):
+    other = spawn(project, {"cmd": "ls"}, tool="exec_command")
+    assert run_codex(other) == (0, "", "")
+
+
+def test_an_offload_rewrites_the_message(project):
+    pasted = "```text\n" + "x" * 230_000 + "\n```\n"
+    code, out, _ = run_codex(spawn(project, {"message": "Summarise this:\n" + pasted}))
+    assert code == 0
+    specific = json.loads(out)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow"
+    assert set(specific["updatedInput"]) == {"message"}
+    assert len(specific["updatedInput"]["message"]) < 2_000
+    assert list((project / ".ctxward" / "offload").iterdir())
+
+
+def test_a_failure_while_guarding_is_a_deny(project, monkeypatch):
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("ctxward.events.pre_tool_use.guard_dispatch", broken)
+    code, out, err = run_codex(spawn(project, {"message": paragraphs(240_000)}))
+    assert code == 0 and "internal error" in err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_userpromptsubmit_and_posttooluse_context_is_additional_context(project):
+    for name in ("UserPromptSubmit", "PostToolUse"):
+        answer = codex.render_outcome(event(name, project), Outcome(context="facts"))
+        assert json.loads(answer) == {
+            "hookSpecificOutput": {"hookEventName": name, "additionalContext": "facts"}
+        }
+
+
+def test_the_session_file_is_never_passed_on_as_a_transcript(project):
+    found = codex.to_event(payload("PreCompact", project, transcript_path="/x/rollout.jsonl"))
+    assert found.data["transcript_path"] == ""
+    assert found.data["codex_rollout"] == "/x/rollout.jsonl"
+
+
+def rollout(tmp_path: Path, *messages: str) -> Path:
+    path = tmp_path / "rollout-2026-12-01T00-00-00-abc.jsonl"
+    lines = [{"type": "session_meta", "payload": {"id": "abc"}}]
+    lines += [{"type": "compacted", "payload": {"message": m}} for m in messages]
+    lines.append({"type": "event_msg", "payload": {"type": "task_complete"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_postcompact_reads_the_summary_from_the_compacted_history(plan, project, tmp_path):
+    path = rollout(tmp_path, "old summary", f"Another language model ... {RULES[0]}")
+    code, out, err = run_codex(payload("PostCompact", project, transcript_path=str(path)))
+    assert (code, out, err) == (0, "", "")
+    report = json.loads(next((project / ".ctxward" / "compactions").glob("*.json")).read_text())
+    assert [e["rule"] for e in report["survived"]] == [RULES[0]]
+    assert [e["rule"] for e in report["missing"]] == [RULES[1]]
+    # ... and the next prompt restates the lost rule, once.
+    prompt = payload("UserPromptSubmit", project, prompt="go on")
+    code, out, _ = run_codex(prompt)
+    assert RULES[1] in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert run_codex(prompt) == (0, "", "")
+
+
+def test_a_session_file_without_compacted_history_is_no_summary(tmp_path):
+    assert codex.compacted_summary(str(rollout(tmp_path))) == ""
+    assert codex.compacted_summary(str(tmp_path / "missing.jsonl")) == ""
+
+
+def test_the_hook_program_takes_host_codex(plan, project):
+    program = Path(sys.executable).parent / "ctxward-hook"
+    if not program.exists():
+        pytest.skip("no ctxward-hook console script next to this interpreter")
+    big = spawn(project, {"message": paragraphs(240_000)})
+    done = subprocess.run(
+        [str(program), "--host", "codex"],
+        input=json.dumps(big),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

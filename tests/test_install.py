@@ -16,14 +16,15 @@ from ctxward import claudeversion, hookcommand, install
 from ctxward.claudeversion import ClaudeVersion
 from ctxward.cli import cli
 from ctxward.errors import BadInput, CtxwardError
+from ctxward.hosts import codex as codex_host
 from ctxward.project import Project
 
 REPO = Path(__file__).resolve().parent.parent
 NEW = ClaudeVersion((2, 1, 332), "override")
 OLD = ClaudeVersion((2, 0, 77), "override")
 # What `locate` gives these tests: this machine's program, as install would bake it.
-BAKED = {"claude": "/opt/ctxward/bin/ctxward-hook", "codex": "/opt/ctxward/bin/ctxward"}
-BAKED["opencode"] = BAKED["codex"]
+BAKED = {"claude": "/opt/ctxward/bin/ctxward-hook", "codex": "/opt/ctxward/bin/ctxward-hook"}
+BAKED["opencode"] = "/opt/ctxward/bin/ctxward"
 USER_FILE = """{
     "permissions": {"allow": ["Bash(ls)"]},
     "hooks": {
@@ -96,7 +97,9 @@ def test_the_codex_example_is_the_portable_codex_wiring():
     codex_example = json.loads((REPO / "examples/codex/hooks.json").read_text(encoding="utf-8"))
     assert codex_example == {"hooks": install.codex_wiring()}
     for event, groups in codex_example["hooks"].items():
-        assert [g["matcher"] for g in groups] == [g["matcher"] for g in example()[event]]
+        wanted = [codex_host.MATCHERS.get(event, g.get("matcher")) for g in example()[event]]
+        assert [g.get("matcher") for g in groups] == wanted
+    assert codex_example["hooks"]["PreToolUse"][0]["matcher"] == "spawn_agent|send_input"
 
 
 def test_the_wheel_ships_what_install_reads():
@@ -627,7 +630,7 @@ def test_install_bakes_the_program_next_to_the_running_ctxward(tmp_path):
     )
     assert found == str(folder / "ctxward-hook")
     by_interpreter = hookcommand.installed_program(
-        "codex", argv0="-m", executable=str(folder / "python"), env={"PATH": ""}
+        "opencode", argv0="-m", executable=str(folder / "python"), env={"PATH": ""}
     )
     assert by_interpreter == str(folder / "ctxward")
     assert (
@@ -747,10 +750,19 @@ def test_install_codex_writes_the_shared_events(project, tmp_path):
     path = project / ".codex" / "hooks.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == {"hooks": install.codex_wiring()}
-    assert set(data["hooks"]) == {"PreCompact", "SessionStart"}
+    assert set(data["hooks"]) == {
+        "PreCompact",
+        "SessionStart",
+        "PostCompact",
+        "PreToolUse",
+        "PostToolUse",
+        "UserPromptSubmit",
+    }
     command = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert command.startswith("/bin/sh -c ") and "hook session-start --host codex" in command
-    assert any("/hooks in Codex" in warning for warning in result.warnings)
+    assert command.startswith("/bin/sh -c ") and '"$p" --host codex' in command
+    guard = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert "exit 2" in guard and "permissionDecision" in guard  # fails closed
+    assert any("type /hooks" in warning for warning in result.warnings)
     install.uninstall("codex", "project", Project(project))
     assert not path.exists()
     user = run(project, host="codex", scope="user")

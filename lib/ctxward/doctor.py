@@ -59,7 +59,9 @@ _SCRUBBED_CHARS = 4_000  # ... after scrubbing this much of it (a secret in it i
 DOCTOR_PACK = "compaction-resilience"
 DOCTOR_SLUG = "doctor"
 
-# What each event's matcher must let through for ctxward's handler to do its job.
+# What each event's matcher must let through for ctxward's handler to do its job (Codex's
+# sub-agent tools: hosts/codex.py DISPATCH_TOOLS).
+CODEX_MATCHER_NEEDS = {"PreToolUse": ("spawn_agent", "send_input")}
 MATCHER_NEEDS = {
     "PreToolUse": ("Agent", "Task"),
     "SessionStart": ("compact", "resume"),
@@ -258,6 +260,8 @@ def _check_json_file(
     found = [hook for hook in named if install.identifies_ctxward(hook.handler)]
     if host == install.CLAUDE:
         _unknown_event_check(ident, label, data, version, checks)
+    if host == install.CODEX and any(install.identifies_ctxward(h.handler) for h in named):
+        checks.append(_codex_trust_check(ident, path, label, hooks, env))
     foreign = _foreign_commands(named, ident, scope, fix_install)
     checks += foreign
     if not found:
@@ -281,6 +285,8 @@ def _check_json_file(
     )
     problems = []
     for event, needs in MATCHER_NEEDS.items():
+        if host == install.CODEX:
+            needs = CODEX_MATCHER_NEEDS.get(event, needs)
         for group in hooks.get(event, []):
             if not any(install.identifies_ctxward(handler) for handler in group["hooks"]):
                 continue
@@ -299,11 +305,52 @@ def _check_json_file(
             )
         )
     else:
-        covered = ", ".join(
-            f"{e} {'|'.join(MATCHER_NEEDS[e])}" for e in events if e in MATCHER_NEEDS
-        )
+        needed = {**MATCHER_NEEDS, **(CODEX_MATCHER_NEEDS if host == install.CODEX else {})}
+        covered = ", ".join(f"{e} {'|'.join(needed[e])}" for e in events if e in needed)
         checks.append(Check(f"{ident}.matchers", OK, f"{label}: matchers cover {covered or 'all'}"))
     return found
+
+
+def _codex_trust_check(
+    ident: str, path: Path, label: str, hooks: Mapping[str, Any], env: Mapping[str, str]
+) -> Check:
+    """Whether Codex will run ctxward's handlers of this hooks.json: each one's trust as
+    recorded in the user's Codex config.toml (`hosts.codex_trust`)."""
+    from ctxward.hosts import codex_trust
+
+    config = codex_trust.codex_home(env) / "config.toml"
+    how = (
+        "open Codex in this project, type /hooks, review each ctxward hook and trust it "
+        "(a hook that changed since, after an install or an upgrade, needs trusting again)"
+    )
+    try:
+        states = codex_trust.read_states(config)
+    except (OSError, ValueError) as exc:
+        return Check(f"{ident}.trust", WARN, f"{label}: Codex hook trust not checked", str(exc))
+    source = path.resolve() if path.exists() else path
+    found: dict[str, list[str]] = {}
+    for event, groups in hooks.items():
+        if event not in codex_trust.EVENT_LABELS:
+            continue
+        for g, group in enumerate(groups):
+            for h, handler in enumerate(group["hooks"]):
+                if not install.identifies_ctxward(handler):
+                    continue
+                status = codex_trust.trust_status(
+                    states, source, event, g, h, group.get("matcher"), handler
+                )
+                found.setdefault(status, []).append(event)
+    untrusted = {k: v for k, v in found.items() if k != codex_trust.TRUSTED}
+    if not untrusted:
+        return Check(f"{ident}.trust", OK, f"{label}: Codex trusts every ctxward hook")
+    detail = "; ".join(f"{status}: {', '.join(events)}" for status, events in untrusted.items())
+    return Check(
+        f"{ident}.trust",
+        FAIL,
+        f"{label}: Codex will not run {sum(map(len, untrusted.values()))} ctxward hook(s)",
+        f"{detail} (per {config}); Codex skips such a hook without a word",
+        how,
+    )
 
 
 def _with_programs(
@@ -648,19 +695,34 @@ def _claude_payload(event: str, root: Path) -> dict[str, Any]:
 
 
 def _codex_payload(event: str, root: Path) -> dict[str, Any]:
-    payload = {
+    """A synthetic payload of Codex CLI 0.169.0's shape (hosts/codex.py) for `event`."""
+    payload: dict[str, Any] = {
         "session_id": "ctxward-doctor",
         "turn_id": "doctor",
         "transcript_path": None,
         "cwd": str(root),
         "hook_event_name": event,
         "model": "doctor",
+        "permission_mode": "default",
     }
-    if event == "SessionStart":
-        payload["source"] = "compact"
-    else:
-        payload["trigger"] = "manual"
-    return payload
+    extra: dict[str, dict[str, Any]] = {
+        "SessionStart": {"source": "compact"},
+        "PreCompact": {"trigger": "manual"},
+        "PostCompact": {"trigger": "manual", "compact_summary": "ctxward doctor summary"},
+        "UserPromptSubmit": {"prompt": "ctxward doctor"},
+        "PreToolUse": {
+            "tool_name": "spawn_agent",
+            "tool_use_id": "call_doctor",
+            "tool_input": {"message": "Reply with OK."},
+        },
+        "PostToolUse": {
+            "tool_name": "exec_command",
+            "tool_use_id": "call_doctor_tool",
+            "tool_input": {"cmd": "true"},
+            "tool_response": "",
+        },
+    }
+    return {**payload, **extra.get(event, {})}
 
 
 _OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {

@@ -608,14 +608,10 @@ def main() -> NoReturn:
     dispatches on the payload's hook_event_name.
 
     A PreToolUse call for a non-dispatch tool is answered at once, anything else by `run`. Ends
-    the process (`_exit_process`): never call it in-process, call `run`. Any other argument is
-    a usage error: one line, exit 2.
+    the process (`_exit_process`): never call it in-process, call `run`. Other arguments are
+    ignored, as they always were.
     """
-    args = sys.argv[1:]
-    host = "codex" if args == ["--host", "codex"] else "claude"
-    if args and host == "claude":
-        sys.stderr.write(f"ctxward-hook: usage: ctxward-hook [--host codex] (got {args!r})\n")
-        _exit_process(2)
+    host = "codex" if sys.argv[1:3] == ["--host", "codex"] else "claude"
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if _needs_no_answer(raw, None, host):
         _exit_process(0)
@@ -631,9 +627,7 @@ def _answer_and_exit(raw: bytes, event_name: str | None, host: str = "claude") -
     frees at once everything that is not in a cycle, and what is left dies with the process.
     """
     gc.disable()
-    _exit_process(
-        run(event_name=event_name, stdin=io.BytesIO(raw), host=host, ends_process=True)
-    )
+    _exit_process(run(event_name=event_name, stdin=io.BytesIO(raw), host=host, ends_process=True))
 
 
 def _exit_process(code: int) -> NoReturn:

@@ -235,8 +235,8 @@ def find_skill(spec: str, project: Project) -> Path:
         if path.is_file():
             return path
     raise BadInput(
-        f"no skill named {spec!r} (looked in .claude/skills, .opencode/skill(s), "
-        ".codex/skills, .agents/skills and the shipped packs; `ctxward packs` lists the shipped ones)"
+        f"no skill named {spec!r} (looked in .claude/skills, .opencode/skill(s), .codex/skills, "
+        ".agents/skills and the shipped packs; `ctxward packs` lists the shipped ones)"
     )
 
 

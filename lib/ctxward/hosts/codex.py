@@ -88,6 +88,15 @@ WIRED_EVENTS = EVENTS
 # Codex's tools that carry text to a sub-agent, and the matcher that selects them.
 DISPATCH_TOOLS = ("spawn_agent", "send_input")
 MATCHERS = {PRE_TOOL_USE: "|".join(DISPATCH_TOOLS)}
+# `ctxward hook EVENT` names of the events (what an older install wrote, doctor's `_legacy`).
+HOOK_ARGS = {
+    PRE_COMPACT: "pre-compact",
+    SESSION_START: "session-start",
+    POST_COMPACT: "post-compact",
+    PRE_TOOL_USE: "pre-tool-use",
+    POST_TOOL_USE: "post-tool-use",
+    USER_PROMPT_SUBMIT: "user-prompt-submit",
+}
 # The program and arguments Codex's hooks.json runs (every event: the payload names it).
 PROGRAM_ARGS = ("--host", "codex")
 # Events with a hookSpecificOutput.additionalContext that reaches the model.

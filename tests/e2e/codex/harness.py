@@ -99,8 +99,9 @@ class CodexRun:
 
     def ok(self) -> CodexRun:
         if self.returncode != 0:
-            raise AssertionError(f"codex {' '.join(self.args)[:200]} exited {self.returncode}\n"
-                                 f"{self.output()}")
+            raise AssertionError(
+                f"codex {' '.join(self.args)[:200]} exited {self.returncode}\n{self.output()}"
+            )
         return self
 
     def output(self) -> str:
@@ -188,7 +189,9 @@ class Sandbox:
             **base.python_path(),
         }
 
-    def run(self, command: list[str], cwd: Path, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, command: list[str], cwd: Path, path: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         assert self._mock is not None, "start() the sandbox first"
         limit = [shutil.which("timeout") or "timeout", "-k", "10", str(RUN_TIMEOUT)]
         env = self.env if path is None else {**self.env, "PATH": path}

@@ -187,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
     server: Server
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
@@ -197,13 +197,13 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 - the base's name
+    def do_GET(self) -> None:
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
             self._send(200, json.dumps({"object": "list", "data": [], "models": []}).encode())
         else:
             self._send(404, b'{"error": "not found"}')
 
-    def do_POST(self) -> None:  # noqa: N802 - the base's name
+    def do_POST(self) -> None:
         size = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(size)
         try:
