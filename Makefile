@@ -25,6 +25,7 @@ e2e: $(STAMP)
 	cd tests/e2e/opencode && X="$$PWD/node_modules/.xdg" && XDG_CONFIG_HOME="$$X/config" \
 		XDG_DATA_HOME="$$X/data" XDG_STATE_HOME="$$X/state" XDG_CACHE_HOME="$$X/cache" \
 		npm ci --no-audit --no-fund --loglevel=error
+	cd tests/e2e/codex && npm ci --no-audit --no-fund --loglevel=error
 	CTXWARD_E2E_REQUIRED=1 $(BIN)/python -m pytest -q -m e2e tests/e2e
 
 lint: $(STAMP)
