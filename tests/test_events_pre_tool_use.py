@@ -122,8 +122,10 @@ def test_other_tools_get_no_answer(run_hook, dispatch, project, tool):
     assert pre_tool_use.handle(HookEvent("PreToolUse", payload, Project(project))) is NOTHING
 
 
-def test_dispatch_tools_are_claude_codes():
-    assert frozenset({"Agent", "Task"}) == hookio.DISPATCH_TOOLS
+def test_dispatch_tools_are_claude_codes_and_codexs():
+    from ctxward.hosts import codex
+
+    assert frozenset({"Agent", "Task", *codex.DISPATCH_TOOLS}) == hookio.DISPATCH_TOOLS
 
 
 BOUNDARIES = [
