@@ -13,14 +13,15 @@ The reply is chosen from the request itself, first rule that matches wins:
     COMPACTION``). The reply is ``MOCK-SUMMARY`` followed by the text of ``--summary-file``,
     read at request time.
 ``subagent``
-    The first user message contains ``E2E_SUBAGENT_TASK``, which every message this mock
-    dispatches starts with: a sub-agent's own request. Reply ``DONE``.
+    A user message contains ``E2E_SUBAGENT_TASK``, which every message this mock dispatches
+    starts with: a sub-agent's own request. Reply ``DONE``.
 ``after_tool_result``
     The last input item is a ``function_call_output``. Reply with a text that quotes it.
 ``dispatch``
-    The last user message contains ``E2E_DISPATCH_BYTES=<n>`` and ``spawn_agent`` is offered.
-    Reply with a ``spawn_agent`` call whose ``message`` is exactly n bytes (UTF-8) of short
-    paragraphs.
+    The last user message contains ``E2E_DISPATCH_BYTES=<n>`` or ``E2E_DISPATCH_PASTE=<n>`` and
+    ``spawn_agent`` is offered. Reply with a ``spawn_agent`` call whose ``message`` is exactly n
+    bytes (UTF-8): short paragraphs (nothing ctxward's C9 offload can move) for BYTES, one pasted
+    block (which C9 moves to a file) for PASTE.
 ``shell``
     The last user message contains ``E2E_SHELL=<n>`` and a shell tool is offered: a failing
     ``ls`` of a missing file, until the request carries n tool results (drift).
@@ -47,7 +48,7 @@ from typing import Any, NamedTuple
 
 COMPACTION_MARKER = "CONTEXT CHECKPOINT COMPACTION"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
-DISPATCH = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
+DISPATCH = re.compile(r"E2E_DISPATCH_(BYTES|PASTE)=(\d+)")
 SHELL = re.compile(r"E2E_SHELL=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
 PARAGRAPH = "Check one more module and report what it exports.\n\n"
@@ -92,7 +93,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def dispatch_message(size: int) -> str:
+def dispatch_message(shape: str, size: int) -> str:
+    if shape == "PASTE":
+        head = f"{SUBAGENT_MARKER}: reply DONE.\n"
+        return head + "x" * max(0, size - len(head.encode()))
     head = f"{SUBAGENT_MARKER}: review the modules below.\n\n"
     body = (head + PARAGRAPH * (size // len(PARAGRAPH) + 1)).encode("utf-8")[:size]
     return body.decode("utf-8", "ignore")
@@ -108,7 +112,7 @@ def choose_reply(body: dict[str, Any], summary_file: Path) -> Reply:
     if COMPACTION_MARKER in last_user and last.get("type") == "message":
         summary = summary_file.read_text(encoding="utf-8") if summary_file.exists() else ""
         return Reply("compaction", f"MOCK-SUMMARY\n{summary}", None, DEFAULT_INPUT_TOKENS)
-    if users and SUBAGENT_MARKER in users[0]:
+    if any(SUBAGENT_MARKER in text for text in users):
         return Reply("subagent", "DONE", None, DEFAULT_INPUT_TOKENS)
     shell = SHELL.search(last_user)
     results = sum(1 for i in items if i.get("type") == "function_call_output")
@@ -124,7 +128,8 @@ def choose_reply(body: dict[str, Any], summary_file: Path) -> Reply:
         return Reply("after_tool_result", f"MOCK-TOOL-RESULT: {item_text(last)[:2000]}", None, 1)
     dispatch = DISPATCH.search(last_user)
     if dispatch and "spawn_agent" in offered and results == 0:
-        arguments = json.dumps({"message": dispatch_message(int(dispatch.group(1)))})
+        message = dispatch_message(dispatch.group(1), int(dispatch.group(2)))
+        arguments = json.dumps({"message": message})
         call = {"name": "spawn_agent", "namespace": offered["spawn_agent"], "arguments": arguments}
         return Reply("dispatch", "", call, 1000)
     return Reply("text", "MOCK-OK", None, input_tokens)

@@ -46,3 +46,20 @@ def test_a_small_spawn_agent_runs(cx_sandbox, project):
     assert len(spawned) == 1
     assert spawned[0]["prompt"].startswith("E2E_SUBAGENT_TASK")
     assert "blocked" not in " ".join(requests[1].tool_outputs())
+
+
+def test_a_pasted_block_is_offloaded_and_the_agent_gets_the_pointer(cx_sandbox, project):
+    """C9: the guard rewrites `message` through updatedInput, which Codex applies."""
+    before = len(cx_sandbox.requests())
+    run = cx_sandbox.codex("delegate E2E_DISPATCH_PASTE=240000", project).ok()
+    requests = cx_sandbox.requests()[before:]
+    spawned = [i for i in run.items("collab_tool_call") if i.get("receiver_thread_ids")]
+    assert len(spawned) == 1
+    assert "[ctxward C9: pasted block of " in spawned[0]["prompt"]
+    assert len(spawned[0]["prompt"]) < 2_000
+    stored = list((project / ".ctxward" / "offload").iterdir())
+    assert len(stored) == 1 and stored[0].stat().st_size > 200_000
+    agent = [r for r in requests if r.reply == "subagent"]
+    assert agent, [r.reply for r in requests]
+    assert any("[ctxward C9: pasted block of " in t for t in agent[0].texts("user"))
+    assert not any("x" * 10_000 in t for r in requests for t in r.texts("user"))
