@@ -285,7 +285,7 @@ def test_an_answer_that_cannot_be_flushed_exits_1(tmp_path):
 _IMPORTS = f"""
 import json, os, runpy, sys
 target, report = sys.argv[1], sys.argv[2]
-sys.argv = [target]
+sys.argv = ["ctxward-hook", "--host", "codex"] if target == "ctxward-hook-codex" else [target]
 exit_now = os._exit
 def finish(code):
     heavy = sorted(m for m in sys.modules if m.split(".")[0] in {set(HEAVY)!r})
@@ -295,7 +295,7 @@ def exit_reporting(code):
     finish(code)
     exit_now(code)
 os._exit = exit_reporting
-if target == "ctxward-hook":
+if target.startswith("ctxward-hook"):
     sys.path.insert(0, {str(LIB)!r})
     from ctxward.hookio import main
     main()
@@ -319,6 +319,15 @@ finish("returned instead of ending the process")
         ("ctxward-hook", "SessionStart.json", {}),
         (str(HOOKS / "user_prompt_submit.py"), "UserPromptSubmit.json", {}),
         ("ctxward-hook", "UserPromptSubmit.json", {}),
+        # Codex's hooks.json runs `ctxward-hook --host codex` for every tool call and prompt.
+        ("ctxward-hook-codex", "PreToolUse.json", {"tool_name": "exec_command"}),
+        (
+            "ctxward-hook-codex",
+            "PreToolUse.json",
+            {"tool_name": "spawn_agent", "tool_input": {"message": "go"}},
+        ),
+        ("ctxward-hook-codex", "UserPromptSubmit.json", {}),
+        ("ctxward-hook-codex", "PostToolUse.json", {}),
     ],
     ids=[
         "pre-tool-use-bash",
@@ -328,6 +337,10 @@ finish("returned instead of ending the process")
         "startup",
         "prompt-nothing-pending",
         "hook-prompt-nothing-pending",
+        "codex-other-tool",
+        "codex-small-spawn",
+        "codex-prompt-nothing-pending",
+        "codex-post-tool-quiet",
     ],
 )
 def test_no_op_paths_import_no_heavy_module(

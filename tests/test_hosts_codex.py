@@ -366,3 +366,22 @@ def test_the_hook_program_takes_host_codex(plan, project):
     )
     assert done.returncode == 0
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "codex"
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in FIXTURES.glob("*.json") if p.name != "INDEX.json")
+)
+def test_every_captured_payload_is_read(name, project):
+    data = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    data["cwd"] = str(project)
+    if data["hook_event_name"] == "PostCompact":
+        data["transcript_path"] = None
+        data["compact_summary"] = "kept"  # the rollout it names is not here
+    found = codex.to_event(data)
+    assert found.name == data["hook_event_name"]
+    assert found.data["transcript_path"] == ""
+    if found.name == "PreToolUse":
+        assert found.data["tool_input"]["prompt"] == data["tool_input"]["message"]
