@@ -22,6 +22,7 @@ def requests(cx_sandbox: Any) -> list[Any]:
     project = make_project(cx_sandbox, "drift")
     before = len(cx_sandbox.requests())
     cx_sandbox.codex("look around E2E_SHELL=4", project).ok()
+    assert not (project / ".ctxward" / "log").exists()
     return cx_sandbox.requests()[before:]
 
 
