@@ -12,6 +12,9 @@ Each check says what it found and, when something is wrong, how to fix it:
   PATH, else ~/.local/bin) exists: when none does, every sub-agent call is blocked and the other
   hooks do nothing, a failure; a baked path that is gone, a warning (PATH is this shell's: the
   host's may differ);
+- Codex only runs hooks the user trusted (`/hooks`): each ctxward handler's trust as Codex
+  records it in its config.toml (`hosts.codex_trust`: trusted, untrusted, modified, disabled);
+  anything but trusted is a failure, since Codex skips such a hook without a word;
 - one wiring per host: ctxward's hooks in two files, or in a settings file and the ctxward
   plugin (`enabledPlugins`), run every hook twice, a failure;
 - each wired hook command runs and answers a synthetic payload within its timeout, in a scratch

@@ -42,7 +42,8 @@ summary) runs once the answer is out, so the rules reach the summarizer however 
 would have taken. The hot path below (`_needs_no_answer`) runs before `run`, outside it.
 
 With `host="opencode"` a failure is exit 1 as usual: the OpenCode plugin blocks the task call
-itself on any non-zero exit.
+itself on any non-zero exit. With `host="codex"` (`ctxward-hook --host codex`, what Codex's
+hooks.json runs) a dispatch is denied as for Claude Code: Codex takes the same deny JSON.
 
 The hot path: `main` and `run_script` answer a PreToolUse call for any other tool with nothing
 (exit 0) before any handler import, and so a sub-agent call that is surely in tier ok

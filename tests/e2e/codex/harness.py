@@ -22,20 +22,18 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
 MOCK = HERE / "mock_responses.py"
 VERSION = "0.169.0"  # package.json pins it; asserted against `codex --version`
 VENV_BIN = Path(sys.executable).parent  # where `ctxward` and `ctxward-hook` are installed
-RUN_TIMEOUT = 120  # seconds, for one Codex run
 AUTO_COMPACT_LIMIT = 100_000  # tokens; the mock reports more on E2E_INPUT_TOKENS=500000
 BIG_INPUT = "E2E_INPUT_TOKENS=500000"
 
@@ -131,22 +129,16 @@ class Request:
         ]
 
 
-class Sandbox:
-    """The mock in its own network namespace, a scratch HOME/CODEX_HOME, and Codex runs."""
+class Sandbox(base.Sandbox):  # type: ignore[misc,name-defined]
+    """The mock in its own network namespace, a scratch HOME/CODEX_HOME, and Codex runs
+    (`run`, `stop` and the namespace are the Claude Code harness's)."""
 
     def __init__(self, root: Path, isolation: Any, binary: Path) -> None:
-        self.root = root
-        self.isolation = isolation
+        super().__init__(root, isolation)
         self.binary = binary
-        self.home = root / "home"
         self.codex_home = self.home / ".codex"
-        self.log = root / "requests.jsonl"
-        self.summary_file = root / "summary.txt"
-        self.port = 0
         self.trusted_projects: list[Path] = []
         self.extra_config = ""
-        self._mock: subprocess.Popen[bytes] | None = None
-        self._mock_output: IO[bytes] | None = None
 
     def start(self) -> None:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
@@ -156,10 +148,6 @@ class Sandbox:
             MOCK, self.root, self.isolation, self.log, self.summary_file
         )
         self.write_config()
-
-    def stop(self) -> None:
-        base.stop_mock(self._mock, self._mock_output)
-        self._mock, self._mock_output = None, None
 
     def write_config(self) -> None:
         projects = "".join(
@@ -188,23 +176,6 @@ class Sandbox:
             "MOCK_API_KEY": "dummy",
             **base.python_path(),
         }
-
-    def run(
-        self, command: list[str], cwd: Path, path: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        assert self._mock is not None, "start() the sandbox first"
-        limit = [shutil.which("timeout") or "timeout", "-k", "10", str(RUN_TIMEOUT)]
-        env = self.env if path is None else {**self.env, "PATH": path}
-        return subprocess.run(
-            [*self.isolation.join_prefix(self._mock.pid), *limit, *command],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT + 30,
-            check=False,
-        )
 
     def ctxward(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         """The venv's `ctxward` as the same user the hooks run as (this HOME)."""
