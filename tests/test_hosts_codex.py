@@ -249,7 +249,7 @@ def paragraphs(size: int) -> str:
     return ("Check one more module and report what it exports.\n\n" * (size // 50 + 1))[:size]
 
 
-@pytest.mark.parametrize("tool", ["spawn_agent", "send_input"])
+@pytest.mark.parametrize("tool", ["spawn_agent", "multi_agent_v1send_input", "send_input"])
 def test_an_oversized_message_is_denied_in_codexs_shape(project, tool):
     code, out, err = run_codex(spawn(project, {"message": paragraphs(240_000)}, tool))
     assert (code, err) == (0, "")

@@ -99,7 +99,8 @@ def test_the_codex_example_is_the_portable_codex_wiring():
     for event, groups in codex_example["hooks"].items():
         wanted = [codex_host.MATCHERS.get(event, g.get("matcher")) for g in example()[event]]
         assert [g.get("matcher") for g in groups] == wanted
-    assert codex_example["hooks"]["PreToolUse"][0]["matcher"] == "spawn_agent|send_input"
+    matcher = codex_example["hooks"]["PreToolUse"][0]["matcher"]
+    assert matcher == "spawn_agent|multi_agent_v1send_input|send_input"
 
 
 def test_the_wheel_ships_what_install_reads():

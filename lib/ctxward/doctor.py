@@ -64,7 +64,7 @@ DOCTOR_SLUG = "doctor"
 
 # What each event's matcher must let through for ctxward's handler to do its job (Codex's
 # sub-agent tools: hosts/codex.py DISPATCH_TOOLS).
-CODEX_MATCHER_NEEDS = {"PreToolUse": ("spawn_agent", "send_input")}
+CODEX_MATCHER_NEEDS = {"PreToolUse": ("spawn_agent", "multi_agent_v1send_input")}
 MATCHER_NEEDS = {
     "PreToolUse": ("Agent", "Task"),
     "SessionStart": ("compact", "resume"),

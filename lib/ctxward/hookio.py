@@ -87,7 +87,9 @@ MAX_PAYLOAD_DEPTH = 100
 # Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted), and
 # Codex's two tools that carry text to a sub-agent (hosts/codex.py DISPATCH_TOOLS). Exact
 # names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
-DISPATCH_TOOLS = frozenset({"Agent", "Task", "spawn_agent", "send_input"})
+DISPATCH_TOOLS = frozenset(
+    {"Agent", "Task", "spawn_agent", "multi_agent_v1send_input", "send_input"}
+)
 # Hosts whose PreToolUse takes Claude Code's deny JSON when the guard cannot check a call.
 _DENY_JSON_HOSTS = frozenset({"claude", "codex"})
 # Stops a top-level {"decision": "block", "reason"} refuses (the reason reaches the agent).

@@ -8,8 +8,8 @@ What is written comes from one source: the events, matchers and timeouts of sett
 (shipped in the wheel as ctxward/data/settings.example.json), each with the command
 `ctxward.hookcommand.render` builds for it (`wiring_for`). Codex gets the events it shares with
 Claude Code (hosts/codex.py WIRED_EVENTS), its PreToolUse matched on Codex's own sub-agent tools
-(`spawn_agent|send_input`). OpenCode gets hooks/opencode/ctxward.js (shipped as
-ctxward/data/opencode/ctxward.js) with the same baked path in its INSTALLED_BIN line.
+(`spawn_agent|multi_agent_v1send_input|send_input`). OpenCode gets hooks/opencode/ctxward.js
+(shipped as ctxward/data/opencode/ctxward.js) with the same baked path in its INSTALLED_BIN line.
 
 Where, by default (`DEFAULT_SCOPE`), and why:
 

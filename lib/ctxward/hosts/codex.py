@@ -21,6 +21,7 @@ PostCompact (manual|auto)      survival report from the compacted history       
 SessionStart (compact|resume)  re-injects every active rule, as for Claude Code      JSON
 UserPromptSubmit               restates, once, the rules the summary lost            JSON
 PreToolUse (spawn_agent|       the G9 dispatch guard (fails closed), C9 offload      JSON
+  multi_agent_v1send_input|
   send_input)
 PostToolUse (every tool)       the drift observer (seed 002)                         JSON
 =============================  ====================================================  ==========
@@ -42,7 +43,8 @@ PostToolUse (every tool)       the drift observer (seed 002)                    
   of the next request.
 - PreToolUse: Codex's sub-agent tools are `spawn_agent` (a new agent: `message`, or `items` of
   `{type, text, name, path, ...}`, plus `model`, `reasoning_effort`, `fork_context`) and
-  `send_input` (text for a running agent: `message` or `items`, `target`). The guard measures
+  `send_input` (text for a running agent: `message` or `items`, `target`), whose payload
+  `tool_name` is `multi_agent_v1send_input`. The guard measures
   the message as the prompt and every other string of the input (each item's text, names,
   paths) as other fields. A deny is `permissionDecision: "deny"` with the reason, which Codex
   returns to the model as the tool's output (`Tool call blocked by PreToolUse hook: <reason>`);
@@ -85,8 +87,11 @@ USER_PROMPT_SUBMIT = "UserPromptSubmit"
 EVENTS = (PRE_COMPACT, SESSION_START, POST_COMPACT, PRE_TOOL_USE, POST_TOOL_USE, USER_PROMPT_SUBMIT)
 # What `ctxward install codex` wires: every event above.
 WIRED_EVENTS = EVENTS
-# Codex's tools that carry text to a sub-agent, and the matcher that selects them.
-DISPATCH_TOOLS = ("spawn_agent", "send_input")
+# Codex's tools that carry text to a sub-agent, and the matcher that selects them. Codex 0.169.0
+# names them `spawn_agent` and `multi_agent_v1send_input` in hook payloads (both live in its
+# `multi_agent_v1` tool namespace); the plain `send_input` is kept for a Codex that drops the
+# prefix.
+DISPATCH_TOOLS = ("spawn_agent", "multi_agent_v1send_input", "send_input")
 MATCHERS = {PRE_TOOL_USE: "|".join(DISPATCH_TOOLS)}
 # `ctxward hook EVENT` names of the events (what an older install wrote, doctor's `_legacy`).
 HOOK_ARGS = {

@@ -22,6 +22,10 @@ The reply is chosen from the request itself, first rule that matches wins:
     ``spawn_agent`` is offered. Reply with a ``spawn_agent`` call whose ``message`` is exactly n
     bytes (UTF-8): short paragraphs (nothing ctxward's C9 offload can move) for BYTES, one pasted
     block (which C9 moves to a file) for PASTE.
+``send``
+    The last user message contains ``E2E_SEND_BYTES=<n>``: first a small ``spawn_agent`` call,
+    then, after its result, a ``send_input`` call to the agent it returned, whose ``message`` is
+    n bytes of short paragraphs.
 ``shell``
     The last user message contains ``E2E_SHELL=<n>`` and a shell tool is offered: a failing
     ``ls`` of a missing file, until the request carries n tool results (drift).
@@ -50,6 +54,7 @@ COMPACTION_MARKER = "CONTEXT CHECKPOINT COMPACTION"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH = re.compile(r"E2E_DISPATCH_(BYTES|PASTE)=(\d+)")
 SHELL = re.compile(r"E2E_SHELL=(\d+)")
+SEND = re.compile(r"E2E_SEND_BYTES=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
 PARAGRAPH = "Check one more module and report what it exports.\n\n"
 SHELL_TOOLS = ("exec_command", "shell", "shell_command", "local_shell")
@@ -124,6 +129,24 @@ def choose_reply(body: dict[str, Any], summary_file: Path) -> Reply:
             command: Any = "ls e2e-missing-file" if argument == "cmd" else ["ls", "e2e-missing"]
             arguments = json.dumps({argument: command})
             return Reply("shell", "", {"name": name, "arguments": arguments}, input_tokens)
+    send = SEND.search(last_user)
+    if send and "send_input" in offered and results < 2:
+        if results == 0:
+            arguments = json.dumps({"message": dispatch_message("BYTES", 2_000)})
+            call = {
+                "name": "spawn_agent",
+                "namespace": offered["spawn_agent"],
+                "arguments": arguments,
+            }
+            return Reply("send_spawn", "", call, 1000)
+        try:
+            target = json.loads(item_text(last)).get("agent_id", "")
+        except (ValueError, AttributeError):
+            target = ""
+        message = dispatch_message("BYTES", int(send.group(1)))
+        arguments = json.dumps({"target": target, "message": message})
+        call = {"name": "send_input", "namespace": offered["send_input"], "arguments": arguments}
+        return Reply("send_input", "", call, 1000)
     if last.get("type") == "function_call_output":
         return Reply("after_tool_result", f"MOCK-TOOL-RESULT: {item_text(last)[:2000]}", None, 1)
     dispatch = DISPATCH.search(last_user)
