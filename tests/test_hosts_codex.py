@@ -346,6 +346,16 @@ def test_postcompact_reads_the_summary_from_the_compacted_history(plan, project,
     assert run_codex(prompt) == (0, "", "")
 
 
+def test_a_sub_agents_prompt_does_not_take_the_parents_restatement(plan, project, tmp_path):
+    path = rollout(tmp_path, f"summary with {RULES[0]} only")
+    assert run_codex(payload("PostCompact", project, transcript_path=str(path)))[0] == 0
+    agent = payload("UserPromptSubmit", project, prompt="E2E task", agent_id="019a-agent")
+    assert run_codex(agent) == (0, "", "")
+    code, out, _ = run_codex(payload("UserPromptSubmit", project, prompt="go on"))
+    assert code == 0
+    assert RULES[1] in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_a_session_file_without_compacted_history_is_no_summary(tmp_path):
     assert codex.compacted_summary(str(rollout(tmp_path))) == ""
     assert codex.compacted_summary(str(tmp_path / "missing.jsonl")) == ""

@@ -40,7 +40,9 @@ PostToolUse (every tool)       the drift observer (seed 002)                    
   PreCompact, the compaction request, PostCompact, SessionStart(resume), SessionStart(compact),
   UserPromptSubmit.
 - UserPromptSubmit, PostToolUse: `hookSpecificOutput.additionalContext`, a `developer` message
-  of the next request.
+  of the next request. A sub-agent's first prompt fires UserPromptSubmit too, with the parent's
+  `session_id` and its own `agent_id`: it is keyed `<session>-agent-<agent id>`, so it never
+  takes the restatement meant for the parent.
 - PreToolUse: Codex's sub-agent tools are `spawn_agent` (a new agent: `message`, or `items` of
   `{type, text, name, path, ...}`, plus `model`, `reasoning_effort`, `fork_context`) and
   `send_input` (text for a running agent: `message` or `items`, `target`), whose payload
@@ -144,6 +146,11 @@ def translate(payload: Mapping[str, Any]) -> dict[str, Any]:
         given = data.get("tool_input")
         data["codex_tool_input"] = given
         data["tool_input"] = dispatch_input(given)
+    agent = data.get("agent_id")
+    if name == USER_PROMPT_SUBMIT and isinstance(agent, str) and agent:
+        # A sub-agent's prompt carries its parent's session_id: the rules waiting for the
+        # parent's next prompt are not the sub-agent's to take.
+        data["session_id"] = f"{data.get('session_id')}-agent-{agent}"
     if "transcript_path" in data:
         data["codex_rollout"] = data.pop("transcript_path")
         data["transcript_path"] = ""
