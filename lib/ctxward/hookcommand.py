@@ -38,9 +38,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 CLAUDE, CODEX, OPENCODE = "claude", "codex", "opencode"
+GEMINI = "gemini"
 # The program each host's hooks run.
-PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward", OPENCODE: "ctxward"}
+PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward", OPENCODE: "ctxward", GEMINI: "ctxward"}
 GUARD_EVENT = "PreToolUse"  # its fallback blocks (exit 2)
+GUARD_EVENTS = {CLAUDE: GUARD_EVENT, GEMINI: "BeforeTool"}  # the hosts whose hooks guard
 NOTICE_EVENT = "SessionStart"  # its fallback says so once per session
 _LOCAL_BIN = (".local", "bin")
 # The one line of the OpenCode plugin that install rewrites (hooks/opencode/ctxward.js).
@@ -118,11 +120,14 @@ def render(host: str, event: str, baked: str | None) -> str:
         "host": host,
         "program": name,
         "baked": baked or "",
-        "guarded": host == CLAUDE,
+        "guarded": host in GUARD_EVENTS,
     }
-    guard = host == CLAUDE and event == GUARD_EVENT
+    guard = GUARD_EVENTS.get(host) == event
     answer: dict[str, object] = {}
-    if guard:
+    if guard and host == GEMINI:  # Gemini CLI's deny: the reason is the tool result
+        line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
+        answer = {"decision": "deny", "reason": line, "systemMessage": line}
+    elif guard:
         line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
         decision = {"permissionDecision": "deny", "permissionDecisionReason": line}
         answer = {"hookSpecificOutput": {"hookEventName": event, **decision}}
@@ -145,6 +150,10 @@ def _args(host: str, event: str) -> list[str]:
         from ctxward.hosts.codex import hook_args
 
         return hook_args(event)
+    if host == GEMINI:
+        from ctxward.hosts.gemini import hook_args as gemini_args
+
+        return gemini_args(event)
     return []
 
 
