@@ -81,7 +81,7 @@ from ctxward.hookcommand import HookCommand
 from ctxward.jsonedit import JsonStyle, detect_style, hooks_block, read_json, rewrite
 from ctxward.project import Project
 
-HOSTS = (CLAUDE, OPENCODE, CODEX)
+HOSTS: tuple[str, ...] = (CLAUDE, OPENCODE, CODEX)
 SCOPES: dict[str, tuple[str, ...]] = {
     CLAUDE: ("local", "project", "user"),
     OPENCODE: ("project", "user"),

@@ -61,7 +61,8 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
 
 @click.group(cls=Group)
 def install() -> None:
-    """Wire ctxward's hooks into Claude Code, OpenCode, Codex or Gemini CLI (merging, never replacing).
+    """Wire ctxward's hooks into Claude Code, OpenCode, Codex or Gemini CLI (merging, never
+    replacing).
 
     \b
     Example:
