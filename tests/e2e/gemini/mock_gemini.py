@@ -119,7 +119,7 @@ def choose(body: dict[str, Any], summary_file: Path | None) -> Reply:
     first_user = next((part_texts(c) for c in contents if c.get("role") == "user"), "")
     if SUBAGENT_MARKER in first_user:
         if "complete_task" in tools:
-            call = {"name": "complete_task", "args": {"result": "DONE"}}
+            call = {"name": "complete_task", "args": {"result": {"response": "DONE"}}}
             return Reply("subagent", "", call, tokens)
         return Reply("subagent", "DONE", None, tokens)
     parts = last.get("parts") or []
