@@ -686,6 +686,16 @@ def _gemini_payload(event: str, root: Path) -> dict[str, Any]:
     extra: dict[str, dict[str, Any]] = {
         "SessionStart": {"source": "resume"},
         "BeforeAgent": {"prompt": "ctxward doctor"},
+        "BeforeModel": {  # the first request after a compression (its summary, then the ack)
+            "llm_request": {
+                "model": "doctor",
+                "messages": [
+                    {"role": "user", "content": "ctxward doctor summary"},
+                    {"role": "model", "content": "Got it. Thanks for the additional context!"},
+                    {"role": "user", "content": "ctxward doctor"},
+                ],
+            }
+        },
         "PreCompress": {"trigger": "manual"},
         "BeforeTool": {
             "tool_name": "invoke_agent",
@@ -735,7 +745,7 @@ _OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
 _EXPECTED_KEY = {
     (install.CLAUDE, "SessionStart"): "hookSpecificOutput",
     (install.CODEX, "SessionStart"): "hookSpecificOutput",
-    (install.GEMINI, "SessionStart"): "hookSpecificOutput",
+    (install.GEMINI, "BeforeModel"): "hookSpecificOutput",  # after a compression
     (install.OPENCODE, "SessionStart"): "system",
 }
 
