@@ -160,7 +160,9 @@ def to_event(
             data |= {"hook_event_name": "SessionStart", "source": "compact"}
     elif name == BEFORE_MODEL:
         at = summary_index(payload.get("llm_request")) if compressed else None
-        if at is not None:
+        if at is None:  # nothing to add: and no pending restatement is taken from here
+            data.pop("session_id", None)
+        else:
             data |= {
                 "hook_event_name": "SessionStart",
                 "source": "compact",
