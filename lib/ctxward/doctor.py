@@ -65,6 +65,7 @@ MATCHER_NEEDS = {
     "SessionStart": ("compact", "resume"),
     "PreCompact": ("manual", "auto"),
     "PostCompact": ("manual", "auto"),
+    "BeforeTool": ("invoke_agent",),  # Gemini CLI's sub-agent tool: the dispatch guard
 }
 _EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\- ,|]+")
 
