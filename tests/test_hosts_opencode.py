@@ -462,4 +462,6 @@ def test_cli_hook_with_host_opencode(plan, project, monkeypatch, capsys):
 
 def test_cli_hook_rejects_an_unknown_host(capsys):
     assert cli_main(["hook", "pre-compact", "--host", "cursor"]) == 2
-    assert "'cursor' is not one of 'claude', 'opencode', 'codex', 'gemini'" in capsys.readouterr().err
+    assert (
+        "'cursor' is not one of 'claude', 'opencode', 'codex', 'gemini'" in capsys.readouterr().err
+    )
