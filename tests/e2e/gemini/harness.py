@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
@@ -34,7 +34,6 @@ GEMINI = HERE / "node_modules" / ".bin" / "gemini"
 VERSION = "0.61.0"  # package.json pins it; asserted against `gemini --version`
 VENV_BIN = Path(sys.executable).parent  # where `ctxward` is installed
 MODEL = "gemini-2.5-flash"
-RUN_TIMEOUT = 120  # seconds, for one Gemini run
 USER_SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
@@ -60,7 +59,6 @@ detect_isolation = _claude_harness().detect_isolation
 python_path = _claude_harness().python_path
 tool_dirs = _claude_harness().tool_dirs
 start_mock = _claude_harness().start_mock
-stop_mock = _claude_harness().stop_mock
 
 
 @dataclass(frozen=True)
@@ -104,19 +102,13 @@ class Request:
         return "\n".join(texts)
 
 
-class Sandbox:
-    """The mock in its own network namespace, and a clean environment for Gemini runs."""
+class Sandbox(_claude_harness().Sandbox):
+    """The mock in its own network namespace, and a clean environment for Gemini runs (the
+    Claude Code harness's sandbox: its `run`, with Gemini's mock, settings and variables)."""
 
     def __init__(self, root: Path, isolation: Any, binary: Path) -> None:
-        self.root = root
-        self.isolation = isolation
+        super().__init__(root, isolation)
         self.binary = binary
-        self.home = root / "home"
-        self.log = root / "requests.jsonl"
-        self.summary_file = root / "summary.txt"  # the mock's <state_snapshot> text
-        self.port = 0
-        self._mock: subprocess.Popen[bytes] | None = None
-        self._mock_output: IO[bytes] | None = None
 
     def start(self) -> None:
         (self.root / "tmp").mkdir(parents=True, exist_ok=True)
@@ -127,10 +119,6 @@ class Sandbox:
         self._mock, self._mock_output, self.port = start_mock(
             MOCK, self.root, self.isolation, self.log, self.summary_file
         )
-
-    def stop(self) -> None:
-        stop_mock(self._mock, self._mock_output)
-        self._mock, self._mock_output = None, None
 
     def trust(self, folder: Path) -> None:
         """Trust `folder` as Gemini's trust dialog would (~/.gemini/trustedFolders.json)."""
@@ -150,26 +138,8 @@ class Sandbox:
             **python_path(),
         }
 
-    def run(
-        self, command: list[str], cwd: Path, path: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        """Run any command inside the namespace with the clean environment, time-limited."""
-        assert self._mock is not None, "start() the sandbox first"
-        limit = [shutil.which("timeout") or "timeout", "-k", "10", str(RUN_TIMEOUT)]
-        env = self.env if path is None else {**self.env, "PATH": path}
-        return subprocess.run(
-            [*self.isolation.join_prefix(self._mock.pid), *limit, *command],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT + 30,
-            check=False,
-        )
-
     def gemini(self, *args: str, cwd: Path, path: str | None = None) -> Run:
-        """One headless run of the pinned CLI (`-m MODEL` added)."""
+        """One headless run of the pinned CLI (`-m MODEL` added), time-limited."""
         started = time.monotonic()
         done = self.run([str(self.binary), "-m", MODEL, *args], cwd, path)
         took = time.monotonic() - started
