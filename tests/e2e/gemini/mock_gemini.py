@@ -25,9 +25,10 @@ Every request is appended to the ``--log`` file as one JSON line: ``{"n", "path"
 ``after_tool_result``
     The last part is a ``functionResponse``. Reply with a text that quotes it.
 ``dispatch``
-    The last user text contains ``E2E_DISPATCH_BYTES=<n>`` and ``invoke_agent`` is offered:
-    reply with an ``invoke_agent`` call (agent ``generalist``) whose ``prompt`` is exactly n
-    bytes (UTF-8) of short paragraphs, starting with ``E2E_SUBAGENT_TASK``.
+    The last user text contains ``E2E_DISPATCH_BYTES=<n>`` or ``E2E_DISPATCH_PASTE=<n>`` and
+    ``invoke_agent`` is offered: reply with an ``invoke_agent`` call (agent ``generalist``)
+    whose ``prompt`` is exactly n bytes (UTF-8), starting with ``E2E_SUBAGENT_TASK``: short
+    paragraphs for BYTES, one pasted block (which ctxward's C9 offload moves) for PASTE.
 ``read``
     The last user text contains ``E2E_READ=<path>`` and ``read_file`` is offered: reply with a
     ``read_file`` call of that path.
@@ -56,7 +57,7 @@ from typing import Any, NamedTuple
 
 SNAPSHOT_MARKER = "<state_snapshot>"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
-DISPATCH = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
+DISPATCH = re.compile(r"E2E_DISPATCH_(BYTES|PASTE)=(\d+)")
 READ = re.compile(r"E2E_READ=(\S+)")
 PROMPT_TOKENS = re.compile(r"E2E_PROMPT_TOKENS=(\d+)")
 PARAGRAPH = "Check one more module and report what it exports.\n\n"
@@ -92,9 +93,12 @@ def _system_text(body: dict[str, Any]) -> str:
     return part_texts(system)
 
 
-def sized_prompt(size: int) -> str:
-    """A prompt of exactly `size` UTF-8 bytes: the marker, then short paragraphs."""
+def sized_prompt(size: int, shape: str = "BYTES") -> str:
+    """A prompt of exactly `size` UTF-8 bytes: the marker, then short paragraphs (BYTES: nothing
+    ctxward's C9 offload can move) or one pasted block (PASTE: which C9 moves to a file)."""
     head = f"{SUBAGENT_MARKER}: review the package.\n\n"
+    if shape == "PASTE":
+        return head + "x" * max(0, size - len(head.encode()))
     body = head + PARAGRAPH * (size // len(PARAGRAPH) + 1)
     return body.encode("utf-8")[:size].decode("utf-8", errors="ignore").ljust(size, ".")
 
@@ -131,7 +135,8 @@ def choose(body: dict[str, Any], summary_file: Path | None) -> Reply:
         return Reply("after_tool_result", f"TOOL RESULT SEEN: {quoted}", None, tokens)
     dispatch = DISPATCH.search(last_text)
     if dispatch and "invoke_agent" in tools:
-        args = {"agent_name": "generalist", "prompt": sized_prompt(int(dispatch.group(1)))}
+        prompt = sized_prompt(int(dispatch.group(2)), dispatch.group(1))
+        args = {"agent_name": "generalist", "prompt": prompt}
         return Reply("dispatch", "", {"name": "invoke_agent", "args": args}, tokens)
     read = READ.search(last_text)
     if read and "read_file" in tools:

@@ -32,12 +32,16 @@ def wired(gm_sandbox: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-def turn(sandbox: Any, project: Path, size: int, path: str | None = None) -> list[Any]:
+def turn(
+    sandbox: Any, project: Path, size: int, path: str | None = None, shape: str = "BYTES"
+) -> list[Any]:
     """The mock's requests of one dispatch turn."""
     before = len(sandbox.requests())
-    run = sandbox.gemini("--yolo", "-p", f"E2E_DISPATCH_BYTES={size}", cwd=project, path=path)
-    run.check()
+    prompt = f"E2E_DISPATCH_{shape}={size}"
+    run = sandbox.gemini("--yolo", "-p", prompt, cwd=project, path=path).check()
     assert "Traceback" not in run.stderr + run.stdout
+    log = project / ".ctxward" / "log"
+    assert not log.exists() or not any(log.iterdir())
     requests = sandbox.requests()[before:]
     assert any(r.reply == "dispatch" for r in requests), [r.reply for r in requests]
     return requests
@@ -65,6 +69,18 @@ def test_a_small_dispatch_runs_its_sub_agent(gm_sandbox: Any, wired: Path) -> No
     requests = turn(gm_sandbox, wired, 3_000)
     assert [r for r in requests if r.reply == "subagent"]
     assert "ctxward" not in tool_result(requests)
+
+
+def test_a_pasted_block_is_offloaded_and_the_sub_agent_gets_the_pointer(
+    gm_sandbox: Any, wired: Path
+) -> None:
+    requests = turn(gm_sandbox, wired, 220_000, shape="PASTE")
+    sub = [r for r in requests if r.reply == "subagent"]
+    assert sub, [r.reply for r in requests]
+    first = sub[0].text
+    assert "[ctxward C9:" in first and "x" * 1000 not in first  # the block is in a file
+    (stored,) = (wired / ".ctxward" / "offload").iterdir()
+    assert stored.read_text().startswith("x" * 1000)
 
 
 def test_without_ctxward_the_guard_fails_closed(gm_sandbox: Any, wired: Path) -> None:
