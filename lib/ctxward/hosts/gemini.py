@@ -234,7 +234,8 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
             "hookEventName": AFTER_TOOL,
             "additionalContext": outcome.context,
         }
-    if outcome.notice:
+    restated = event.name == "SessionStart" and event.data.get("source") == "compact"
+    if outcome.notice and not restated:  # SessionStart says it once a run; not every request
         body["systemMessage"] = outcome.notice
     return json.dumps(body, ensure_ascii=False) + "\n" if body else ""
 
