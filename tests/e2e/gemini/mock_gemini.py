@@ -29,6 +29,10 @@ Every request is appended to the ``--log`` file as one JSON line: ``{"n", "path"
     ``invoke_agent`` is offered: reply with an ``invoke_agent`` call (agent ``generalist``)
     whose ``prompt`` is exactly n bytes (UTF-8), starting with ``E2E_SUBAGENT_TASK``: short
     paragraphs for BYTES, one pasted block (which ctxward's C9 offload moves) for PASTE.
+``repeat_read``
+    A user text contains ``E2E_REPEAT_READ=<n>:<path>`` and ``read_file`` is offered: reply with
+    a ``read_file`` call of that path until the contents hold n function responses (a model
+    stuck on one failing call), then go on as below.
 ``read``
     The last user text contains ``E2E_READ=<path>`` and ``read_file`` is offered: reply with a
     ``read_file`` call of that path.
@@ -59,6 +63,7 @@ SNAPSHOT_MARKER = "<state_snapshot>"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH = re.compile(r"E2E_DISPATCH_(BYTES|PASTE)=(\d+)")
 READ = re.compile(r"E2E_READ=(\S+)")
+REPEAT = re.compile(r"E2E_REPEAT_READ=(\d+):(\S+)")
 PROMPT_TOKENS = re.compile(r"E2E_PROMPT_TOKENS=(\d+)")
 PARAGRAPH = "Check one more module and report what it exports.\n\n"
 DEFAULT_PROMPT_TOKENS = 1000
@@ -126,6 +131,11 @@ def choose(body: dict[str, Any], summary_file: Path | None) -> Reply:
             call = {"name": "complete_task", "args": {"result": {"response": "DONE"}}}
             return Reply("subagent", "", call, tokens)
         return Reply("subagent", "DONE", None, tokens)
+    repeat = next((m for c in contents if (m := REPEAT.search(part_texts(c)))), None)
+    reads = [p for c in contents for p in c.get("parts") or [] if "functionResponse" in p]
+    if repeat and "read_file" in tools and len(reads) < int(repeat.group(1)):
+        call = {"name": "read_file", "args": {"file_path": repeat.group(2)}}
+        return Reply("repeat_read", "", call, tokens)
     parts = last.get("parts") or []
     responses = [
         p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)

@@ -102,3 +102,26 @@ def test_doctor_runs_every_gemini_hook_and_sees_the_folder_trusted(
     ran = [i for i in gemini if i.startswith("hook.gemini.")]
     assert len(ran) == 6, gemini
     assert all(gemini[i] == "ok" for i in ran), {i: checks[i] for i in ran}
+
+
+def test_a_model_repeating_one_call_is_told_so_in_the_tool_result(
+    gm_sandbox: Any, wired: Path
+) -> None:
+    # Four identical reads (Gemini's own loop detection steps in at the fifth): ctxward's drift
+    # observer (AfterTool) sees a repetition at the third and its fact is appended to that
+    # tool result. (A failed call's result is an error Gemini does not append context to.)
+    (wired / "notes.txt").write_text("notes\n")
+    before = len(gm_sandbox.requests())
+    run = gm_sandbox.gemini("--yolo", "-p", "E2E_REPEAT_READ=4:notes.txt", cwd=wired).check()
+    assert "Traceback" not in run.stderr + run.stdout
+    requests = gm_sandbox.requests()[before:]
+    assert [r.reply for r in requests].count("repeat_read") == 4, [r.reply for r in requests]
+    results = [
+        json.dumps(p["functionResponse"]["response"])
+        for r in requests
+        for p in r.body["contents"][-1]["parts"]
+        if "functionResponse" in p
+    ]
+    told = [i for i, text in enumerate(results) if "<hook_context>" in text]
+    assert told == [2], results  # the third result, once
+    assert "read_file" in results[2] and "ctxward" in results[2].lower(), results[2]
