@@ -45,6 +45,10 @@ Facts that shape this (0.61.0, seen):
   (`isIgnoredUserContent`): so ctxward puts nothing there.
 - The sub-agent tool is `invoke_agent` (`agent_name`, `prompt`); BeforeTool's `decision: "deny"`
   and `reason` stop it, the reason is the tool result the model reads, and the turn goes on.
+- AfterTool's additionalContext is appended to a tool's result; a failed call's result is an
+  error object, to which Gemini appends nothing: drift on failures is recorded, not told.
+- Gemini replaces < and > with &lt; &gt; in every hook's additionalContext (not in a BeforeModel
+  request override).
 - Not available on Gemini CLI: a hook that reaches the summarizer (PreCompress is advisory), a
   summary in a hook payload (no survival report), SubagentStop (no such event).
 """
