@@ -252,3 +252,10 @@ def test_an_untrusted_plan_is_never_restated(project):
     code, out, _ = run_gemini(captured("SessionStart-startup", project))
     assert code == 0 and "not trusted" in json.loads(out)["systemMessage"]
     assert run_gemini(captured("BeforeModel-after-compression", project)) == (0, "", "")
+
+
+def test_a_skill_in_geminis_skill_folder_is_found_by_name(project, make_skill):
+    from ctxward.invariants import find_skill
+
+    path = make_skill("gemini-only", RULES, where=".gemini/skills")
+    assert find_skill("gemini-only", Project(project)) == path
