@@ -22,6 +22,7 @@ test: $(STAMP)
 # they are kept inside its node_modules instead of the user's HOME.
 e2e: $(STAMP)
 	cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/e2e/gemini && npm ci --no-audit --no-fund --loglevel=error
 	cd tests/e2e/opencode && X="$$PWD/node_modules/.xdg" && XDG_CONFIG_HOME="$$X/config" \
 		XDG_DATA_HOME="$$X/data" XDG_STATE_HOME="$$X/state" XDG_CACHE_HOME="$$X/cache" \
 		npm ci --no-audit --no-fund --loglevel=error

@@ -277,8 +277,8 @@ def test_event_of_another_hook_is_refused(project):
 
 
 def test_unknown_host_is_an_input_error():
-    with pytest.raises(HookInputError, match="unknown host 'gemini'"):
-        adapter_for("gemini")
+    with pytest.raises(HookInputError, match="unknown host 'cursor'"):
+        adapter_for("cursor")
 
 
 # --- Outcome -> plugin answer ------------------------------------------------------------------
@@ -461,5 +461,7 @@ def test_cli_hook_with_host_opencode(plan, project, monkeypatch, capsys):
 
 
 def test_cli_hook_rejects_an_unknown_host(capsys):
-    assert cli_main(["hook", "pre-compact", "--host", "gemini"]) == 2
-    assert "'gemini' is not one of 'claude', 'opencode', 'codex'" in capsys.readouterr().err
+    assert cli_main(["hook", "pre-compact", "--host", "cursor"]) == 2
+    assert (
+        "'cursor' is not one of 'claude', 'opencode', 'codex', 'gemini'" in capsys.readouterr().err
+    )

@@ -591,7 +591,12 @@ def test_user_scope_writes_under_home_with_the_baked_path(project, tmp_path):
 
 
 def test_local_scope_is_the_default_and_carries_this_machines_program(project):
-    assert install.DEFAULT_SCOPE == {"claude": "local", "opencode": "project", "codex": "project"}
+    assert install.DEFAULT_SCOPE == {
+        "claude": "local",
+        "opencode": "project",
+        "codex": "project",
+        "gemini": "project",
+    }
     result = run(project, scope="local")
     assert result.path == project / ".claude" / "settings.local.json"
     data = json.loads(result.path.read_text(encoding="utf-8"))

@@ -285,11 +285,11 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
 @click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
 @click.option(
     "--host",
-    type=click.Choice(["claude", "opencode", "codex"]),
+    type=click.Choice(["claude", "opencode", "codex", "gemini"]),
     default="claude",
     show_default=True,
     help="Whose JSON shape stdin and stdout use (opencode: what hooks/opencode/ctxward.js sends; "
-    "codex: Codex CLI's hooks.json contract).",
+    "codex: Codex CLI's hooks.json contract; gemini: Gemini CLI's settings.json hooks).",
 )
 def hook(event: str, host: str) -> None:
     """Run one hook by hand: the host's JSON on stdin, its answer on stdout.

@@ -70,6 +70,7 @@ MATCHER_NEEDS = {
     "SessionStart": ("compact", "resume"),
     "PreCompact": ("manual", "auto"),
     "PostCompact": ("manual", "auto"),
+    "BeforeTool": ("invoke_agent",),  # Gemini CLI's sub-agent tool: the dispatch guard
 }
 _EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\- ,|]+")
 
@@ -137,6 +138,8 @@ class WiredHook:
     @property
     def timeout(self) -> float:
         value = self.handler.get("timeout")
+        if self.host == install.GEMINI:  # Gemini CLI's timeouts are in milliseconds
+            value = value / 1000 if isinstance(value, (int, float)) else None
         return float(value) if isinstance(value, (int, float)) and value > 0 else 60.0
 
     @property
@@ -185,6 +188,15 @@ def diagnose(
             wired_hosts.add(install.OPENCODE)
             if program:
                 opencode.append(program)
+    for scope in install.SCOPES[install.GEMINI]:  # Gemini CLI: the same JSON hooks shape
+        found = _check_json_file(install.GEMINI, scope, project, env, version, checks)
+        if found:
+            wired_hosts.add(install.GEMINI)
+            wired += found
+    if install.GEMINI in wired_hosts:
+        from ctxward.geminitrust import trust_check
+
+        checks.append(trust_check(project, env))
     for host in sorted(wired_hosts):
         checks.append(_one_wiring(host, project, env))
     if not wired_hosts:
@@ -728,6 +740,42 @@ def _codex_payload(event: str, root: Path) -> dict[str, Any]:
     return {**payload, **extra.get(event, {})}
 
 
+def _gemini_payload(event: str, root: Path) -> dict[str, Any]:
+    """What Gemini CLI 0.61.0 sends for `event` (tests/fixtures/gemini-cli-0.61.0/)."""
+    payload: dict[str, Any] = {
+        "session_id": "ctxward-doctor",
+        "transcript_path": "",
+        "cwd": str(root),
+        "hook_event_name": event,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+    }
+    extra: dict[str, dict[str, Any]] = {
+        "SessionStart": {"source": "resume"},
+        "BeforeAgent": {"prompt": "ctxward doctor"},
+        "BeforeModel": {  # the first request after a compression (its summary, then the ack)
+            "llm_request": {
+                "model": "doctor",
+                "messages": [
+                    {"role": "user", "content": "ctxward doctor summary"},
+                    {"role": "model", "content": "Got it. Thanks for the additional context!"},
+                    {"role": "user", "content": "ctxward doctor"},
+                ],
+            }
+        },
+        "PreCompress": {"trigger": "manual"},
+        "BeforeTool": {
+            "tool_name": "invoke_agent",
+            "tool_input": {"agent_name": "generalist", "prompt": "Reply with OK."},
+        },
+        "AfterTool": {
+            "tool_name": "read_file",
+            "tool_input": {"file_path": str(root / "README.md")},
+            "tool_response": {"llmContent": "", "returnDisplay": ""},
+        },
+    }
+    return {**payload, **extra.get(event, {})}
+
+
 _OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
     "pre-compact": (
         "PreCompact",
@@ -763,6 +811,7 @@ _OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
 _EXPECTED_KEY = {
     (install.CLAUDE, "SessionStart"): "hookSpecificOutput",
     (install.CODEX, "SessionStart"): "hookSpecificOutput",
+    (install.GEMINI, "BeforeModel"): "hookSpecificOutput",  # after a compression
     (install.OPENCODE, "SessionStart"): "system",
 }
 
@@ -785,6 +834,8 @@ def _runs(wired: list[WiredHook], opencode: list[str], root: Path) -> list[_Run]
             continue
         seen.add(hook.key)
         make = _claude_payload if hook.host == install.CLAUDE else _codex_payload
+        if hook.host == install.GEMINI:
+            make = _gemini_payload
         runs.append(
             _Run(
                 hook.host,
@@ -860,7 +911,9 @@ def _run_one(run: _Run, root: Path, env: Mapping[str, str]) -> Check:
     if expected and not (isinstance(answer, dict) and answer.get(expected)):
         return Check(ident, FAIL, title, f"answered without {expected!r} for an active rule", fix)
     if isinstance(answer, dict) and (
-        answer.get("hookSpecificOutput", {}).get("permissionDecision") == "deny" or "deny" in answer
+        answer.get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+        or "deny" in answer
+        or answer.get("decision") == "deny"
     ):
         return Check(ident, FAIL, title, "denied a small, well-formed dispatch", fix)
     detail = f"answered in {seconds:.2f} s (timeout {run.timeout:g} s)"

@@ -38,11 +38,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 CLAUDE, CODEX, OPENCODE = "claude", "codex", "opencode"
+GEMINI = "gemini"
 # The program each host's hooks run.
-PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward-hook", OPENCODE: "ctxward"}
-# Hosts whose PreToolUse hook is the dispatch guard: its fallback blocks.
-GUARDED = frozenset({CLAUDE, CODEX})
+PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward-hook", OPENCODE: "ctxward", GEMINI: "ctxward"}
 GUARD_EVENT = "PreToolUse"  # its fallback blocks (exit 2)
+# The hosts whose hooks guard, and the event that does: its fallback blocks.
+GUARD_EVENTS = {CLAUDE: GUARD_EVENT, CODEX: GUARD_EVENT, GEMINI: "BeforeTool"}
 NOTICE_EVENT = "SessionStart"  # its fallback says so once per session
 _LOCAL_BIN = (".local", "bin")
 # The one line of the OpenCode plugin that install rewrites (hooks/opencode/ctxward.js).
@@ -120,11 +121,14 @@ def render(host: str, event: str, baked: str | None) -> str:
         "host": host,
         "program": name,
         "baked": baked or "",
-        "guarded": host in GUARDED,
+        "guarded": host in GUARD_EVENTS,
     }
-    guard = host in GUARDED and event == GUARD_EVENT
+    guard = GUARD_EVENTS.get(host) == event
     answer: dict[str, object] = {}
-    if guard:
+    if guard and host == GEMINI:  # Gemini CLI's deny: the reason is the tool result
+        line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
+        answer = {"decision": "deny", "reason": line, "systemMessage": line}
+    elif guard:
         line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
         decision = {"permissionDecision": "deny", "permissionDecisionReason": line}
         answer = {"hookSpecificOutput": {"hookEventName": event, **decision}}
@@ -147,6 +151,10 @@ def _args(host: str, event: str) -> list[str]:
         from ctxward.hosts.codex import hook_args
 
         return hook_args(event)
+    if host == GEMINI:
+        from ctxward.hosts.gemini import hook_args as gemini_args
+
+        return gemini_args(event)
     return []
 
 

@@ -76,24 +76,34 @@ from ctxward.errors import BadInput, CtxwardError
 from ctxward.fsutil import atomic_write, read_regular_text, remove
 from ctxward.hookcommand import CLAUDE as CLAUDE
 from ctxward.hookcommand import CODEX as CODEX
+from ctxward.hookcommand import GEMINI as GEMINI
 from ctxward.hookcommand import OPENCODE as OPENCODE
 from ctxward.hookcommand import HookCommand
 from ctxward.jsonedit import JsonStyle, detect_style, hooks_block, read_json, rewrite
 from ctxward.project import Project
 
-HOSTS = (CLAUDE, OPENCODE, CODEX)
+HOSTS: tuple[str, ...] = (CLAUDE, OPENCODE, CODEX)
 SCOPES: dict[str, tuple[str, ...]] = {
     CLAUDE: ("local", "project", "user"),
     OPENCODE: ("project", "user"),
     CODEX: ("project", "user"),
 }
 DEFAULT_SCOPE = {CLAUDE: "local", OPENCODE: "project", CODEX: "project"}
+# Gemini CLI: .gemini/settings.json (project: shared, portable) or ~/.gemini/settings.json.
+HOSTS += (GEMINI,)
+SCOPES[GEMINI] = ("project", "user")
+DEFAULT_SCOPE[GEMINI] = "project"
 # Files meant for the repository: their commands name no path of this machine.
-PORTABLE = frozenset({(CLAUDE, "project"), (CODEX, "project")})
+PORTABLE = frozenset({(CLAUDE, "project"), (CODEX, "project")}) | {(GEMINI, "project")}
 BACKUP_SUFFIX = ".ctxward-backup"
 PLUGIN_MARK = "// ctxward for OpenCode"
 STATE_IGNORE = ".gitignore"  # in .ctxward/
 PLUGIN_NAME = "ctxward"  # the Claude Code plugin's name (.claude-plugin/plugin.json)
+
+GEMINI_TRUST_NOTE = (
+    "Gemini CLI runs a project's hooks only in a trusted folder: trust it once in Gemini "
+    "(or headless: --skip-trust / GEMINI_CLI_TRUST_WORKSPACE=true)"
+)
 
 _PACKAGE = Path(__file__).resolve().parent
 _CHECKOUT = _PACKAGE.parent.parent  # lib/ctxward -> repository root
@@ -149,8 +159,12 @@ def wiring_for(host: str, baked: str | None = None) -> dict[str, list[dict[str, 
             ]
             for event in codex.WIRED_EVENTS
         }
+    elif host == GEMINI:
+        from ctxward.hosts import gemini
+
+        return gemini.wiring(lambda event: hookcommand.render(host, event, baked))
     else:
-        raise BadInput(f"{host}: has no hooks block (known: {CLAUDE}, {CODEX})")
+        raise BadInput(f"{host}: has no hooks block (known: {CLAUDE}, {CODEX}, {GEMINI})")
     return {
         event: [
             {
@@ -195,6 +209,10 @@ def config_path(
         if scope == "user":
             return Path(env.get("CODEX_HOME") or home / ".codex").resolve() / "hooks.json"
         return project.root / ".codex" / "hooks.json"
+    if host == GEMINI:
+        if scope == "user":
+            return Path(env.get("GEMINI_CLI_HOME") or home).resolve() / ".gemini" / "settings.json"
+        return project.root / ".gemini" / "settings.json"
     if scope == "user":
         return (home / ".config" / "opencode" / "plugin").resolve() / "ctxward.js"
     return project.root / ".opencode" / "plugin" / "ctxward.js"
@@ -252,7 +270,7 @@ def canonical_command(host: str, event: str, handler: Mapping[str, Any]) -> Hook
     """
     if handler.get("type", "command") != "command" or "args" in handler:
         return None
-    if host not in (CLAUDE, CODEX) or event not in wiring_for(host):
+    if host not in (CLAUDE, CODEX, GEMINI) or event not in wiring_for(host):
         return None
     return hookcommand.parse(host, event, handler.get("command"))
 
@@ -545,6 +563,8 @@ def install(
                 "project, type /hooks, review and trust each ctxward hook (ctxward doctor "
                 "checks it)"
             )
+        if host == GEMINI:
+            result.warnings.append(GEMINI_TRUST_NOTE)
     result.warnings += _program_warnings(result, found, env)
     if scope != "user":
         result.state_ignore = _ignore_state(project, dry_run)
@@ -624,7 +644,7 @@ def _program_warnings(
 ) -> list[str]:
     """What the user must know about the program the commands will find."""
     name = hookcommand.PROGRAMS[result.host]
-    guarded = result.host in hookcommand.GUARDED
+    guarded = result.host in hookcommand.GUARD_EVENTS
     if found is None:
         blocked = " and every sub-agent call is blocked" if guarded else ""
         return [

@@ -46,6 +46,7 @@ _PAYLOAD_SOURCE = re.compile(r"<!-- ctxward: distilled from .* sha256=([0-9a-f]{
 _PACK_REFERENCE = "`ctxward packs {name}` (shipped with ctxward)"
 SKILL_SEARCH_PATHS = (
     Path(".claude/skills/{name}/SKILL.md"),
+    Path(".gemini/skills/{name}/SKILL.md"),  # Gemini CLI's workspace skills (0.61.0)
     Path(".opencode/skill/{name}/SKILL.md"),
     Path(".opencode/skills/{name}/SKILL.md"),
     # Codex CLI 0.169.0 lists the skills of both project folders (hosts/codex.py).

@@ -61,7 +61,8 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
 
 @click.group(cls=Group)
 def install() -> None:
-    """Wire ctxward's hooks into Claude Code, OpenCode or Codex (merging, never replacing).
+    """Wire ctxward's hooks into Claude Code, OpenCode, Codex or Gemini CLI (merging, never
+    replacing).
 
     \b
     Example:
@@ -156,6 +157,31 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
     )
 
 
+@install.command("gemini")
+@scope_option("gemini")
+@dry_run_option
+@json_option
+@click.pass_context
+def install_gemini(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
+    """Merge ctxward's hooks into Gemini CLI's settings.json (timeouts in ms).
+
+    project: .gemini/settings.json; user: ~/.gemini/settings.json ($GEMINI_CLI_HOME).
+    SessionStart, BeforeAgent, PreCompress, BeforeTool (invoke_agent: the dispatch guard) and
+    AfterTool. Gemini runs a project's hooks only in a trusted folder.
+
+    \b
+    Example:
+        ctxward install gemini --dry-run
+    """
+    from ctxward.install import install as run
+
+    _show(
+        ctx,
+        run("gemini", scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
+        as_json,
+    )
+
+
 @click.group(cls=Group)
 def uninstall() -> None:
     """Remove exactly what `ctxward install` added (other hooks and keys stay; a file that held
@@ -189,7 +215,7 @@ def _uninstall_command(host: str) -> click.Command:
     return command
 
 
-for _host in ("claude", "opencode", "codex"):
+for _host in ("claude", "opencode", "codex", "gemini"):
     uninstall.add_command(_uninstall_command(_host))
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 CLAUDE = "claude"
 OPENCODE = "opencode"
 CODEX = "codex"
-HOSTS = (CLAUDE, OPENCODE, CODEX)
+GEMINI = "gemini"
+HOSTS = (CLAUDE, OPENCODE, CODEX, GEMINI)
 
 
 class HostAdapter(Protocol):
@@ -42,4 +43,8 @@ def adapter_for(host: str) -> HostAdapter:
         from ctxward.hosts import codex
 
         return codex
+    if host == GEMINI:
+        from ctxward.hosts import gemini
+
+        return gemini
     raise HookInputError(f"unknown host {host!r} (known: {', '.join(HOSTS)})")
