@@ -24,6 +24,7 @@ PINNED = {
     "session_start.py": "SessionStart",
     "post_compact.py": "PostCompact",
     "subagent_stop.py": "SubagentStop",
+    "stop.py": "Stop",
     "pre_tool_use.py": "PreToolUse",
     "user_prompt_submit.py": "UserPromptSubmit",
     "post_tool_use.py": "PostToolUse",
@@ -183,7 +184,7 @@ def test_script_refuses_another_events_payload(load_payload, run_process, script
 
 @pytest.mark.parametrize(
     "raw",
-    [b'"PreCompact"', b"", b'{"hook_event_name": "Stop"}'],
+    [b'"PreCompact"', b"", b'{"hook_event_name": "Notification"}'],
     ids=["string", "empty", "unknown-event"],
 )
 def test_ctxward_hook_given_garbage_exits_1(run_process, raw):
