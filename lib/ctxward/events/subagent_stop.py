@@ -3,8 +3,8 @@
 Order in this handler: the G0 report cap, then its artifact (both in `ctxward.reports`), then
 C8, then the debate filing check (`events.stop`: a sub-agent that ran a debate does not stop
 while its verdict is unfiled). A final report over 40 lines / 2 KB is saved (scrubbed) as a
-G7 artifact with its ArtifactMeta, and, under `reports.enforce: block`, the stop is blocked once with
-`{"decision": "block", "reason": ...}`: the reason reaches the sub-agent, which then writes a
+G7 artifact with its ArtifactMeta, and, under `reports.enforce: block`, the stop is blocked once
+with `{"decision": "block", "reason": ...}`: the reason reaches the sub-agent, which then writes a
 short report that references the file. The compaction agent is never touched.
 """
 
