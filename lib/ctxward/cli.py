@@ -46,6 +46,7 @@ LAZY_COMMANDS = {
     "session": "ctxward.commands.session:session",
     "share": "ctxward.commands.subagents:share",
     "shared-read": "ctxward.commands.subagents:shared_read",
+    "subagent-prompt": "ctxward.commands.subagent_prompt:subagent_prompt",
     "thresholds": "ctxward.commands.dispatch:thresholds",
     "trust": "ctxward.commands.trust:trust",
     "uninstall": "ctxward.commands.install:uninstall",
