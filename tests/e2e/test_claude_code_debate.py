@@ -111,6 +111,13 @@ def test_stop_holds_the_turn_once_and_the_reason_reaches_the_model(runs):
     assert f"ctxward debate close {DEBATE}" not in first
     assert f"ctxward debate close {DEBATE}" in second, second[-2000:]
     assert "not filed to the project wiki yet" in second
+    # Claude Code 2.1.332 hands the reason to the model as a user message, "Stop hook
+    # feedback:" then the reason, inside a <system-reminder> that tells the model to follow it.
+    feedback = [t for t in requests[1].texts("user") if "Stop hook feedback:\n" in t]
+    assert len(feedback) == 1, requests[1].texts("user")
+    reason = feedback[0].split("Stop hook feedback:\n", 1)[1]
+    assert reason.startswith(f"ctxward: the verdict of debate {DEBATE} is not filed")
+    assert f"  ctxward debate close {DEBATE}    # CONSENSUS_REACHED" in reason
 
 
 def test_once_filed_the_turn_ends_at_once(runs, project):
