@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -169,7 +168,7 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
         click.echo(render("cli/plan_unreadable.txt.j2", problem=problem), err=True, nl=False)
     echo_result(
         as_json,
-        [dataclasses.asdict(summary) for summary in plans],
+        [summary.as_dict() for summary in plans],
         "cli/plan_list.txt.j2",
         plans=plans,
     )
