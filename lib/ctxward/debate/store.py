@@ -133,9 +133,14 @@ def add_round(
     with locked(path, project.locks_dir):
         debate = load_debate(project, debate_id)
         if debate["verdict"] is not None:
+            filed = debate.get("filed")
+            then = (
+                f"it was filed to {filed['path']}"
+                if isinstance(filed, dict)
+                else f"`ctxward debate close {debate_id}` files it"
+            )
             raise BadInput(
-                f"debate {debate_id!r} has its verdict ({debate['verdict']['verdict']}); "
-                f"`ctxward debate close {debate_id}` files it"
+                f"debate {debate_id!r} has its verdict ({debate['verdict']['verdict']}); {then}"
             )
         moment = now_ms() if now is None else now
         entry = protocol.parse_round(scrubbed(data), len(debate["rounds"]) + 1)
