@@ -56,11 +56,12 @@ class Repository:
     """One work tree's git folders: `git_dir` (its HEAD, its HEAD reflog) and `common_dir`
     (refs, packed-refs, branch reflogs). `found` False: no readable `.git` here."""
 
-    __slots__ = ("_branches", "common_dir", "found", "git_dir")
+    __slots__ = ("_branches", "_head", "common_dir", "found", "git_dir")
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.git_dir = self.common_dir = ""
         self._branches: frozenset[str] | bool | None = False  # False: not read yet
+        self._head: str | bool | None = False
         self.found = self._locate(os.path.join(os.fspath(root), ".git"))
 
     def _locate(self, dot_git: str) -> bool:
@@ -82,6 +83,11 @@ class Repository:
 
     def head_branch(self) -> str | None:
         """The checked-out branch; None on a detached HEAD or when HEAD cannot be read."""
+        if self._head is False:
+            self._head = self._read_head_branch()
+        return self._head  # type: ignore[return-value]
+
+    def _read_head_branch(self) -> str | None:
         if not self.found:
             return None
         raw = _read(os.path.join(self.git_dir, "HEAD"), MAX_REF_BYTES)
