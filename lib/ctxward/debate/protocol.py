@@ -244,14 +244,9 @@ def decide(debate: dict[str, Any], now_ms: int) -> dict[str, Any] | None:
     rounds: list[dict[str, Any]] = debate["rounds"]
     budget = debate["budget"]
     last = rounds[-1]
-    elapsed = now_ms - debate["opened_ms"]
-    if elapsed > budget["maxWallClockMs"]:
-        return _verdict(
-            debate,
-            TIMEOUT,
-            f"round {last['number']} came {elapsed:,} ms after the opening "
-            f"(maxWallClockMs {budget['maxWallClockMs']:,})",
-        )
+    late = _timeout(debate, now_ms, f"round {last['number']} came")
+    if late is not None:
+        return late
     for turn in (last["attacker"], last["defender"]):
         if turn is not None and turn["tokens"] > budget["maxTokensPerRound"]:
             return _verdict(
@@ -306,20 +301,25 @@ def decide(debate: dict[str, Any], now_ms: int) -> dict[str, Any] | None:
 def close_verdict(debate: dict[str, Any], now_ms: int) -> dict[str, Any]:
     """The verdict `close` gives a debate that has none yet."""
     budget = debate["budget"]
-    elapsed = now_ms - debate["opened_ms"]
-    if elapsed > budget["maxWallClockMs"]:
-        return _verdict(
-            debate,
-            TIMEOUT,
-            f"closed {elapsed:,} ms after the opening (maxWallClockMs "
-            f"{budget['maxWallClockMs']:,})",
-        )
+    late = _timeout(debate, now_ms, "closed")
+    if late is not None:
+        return late
     return _verdict(
         debate,
         BUDGET_EXHAUSTED,
         f"closed by the caller after {len(debate['rounds'])} of "
         f"{budget['maxRounds']} rounds, without convergence",
     )
+
+
+def _timeout(debate: dict[str, Any], now_ms: int, what: str) -> dict[str, Any] | None:
+    """TIMEOUT when `now_ms` is past the wall clock (§ ConsensusBudget maxWallClockMs)."""
+    elapsed = now_ms - debate["opened_ms"]
+    limit = debate["budget"]["maxWallClockMs"]
+    if elapsed <= limit:
+        return None
+    reason = f"{what} {elapsed:,} ms after the opening (maxWallClockMs {limit:,})"
+    return _verdict(debate, TIMEOUT, reason)
 
 
 def _verdict(debate: dict[str, Any], verdict: str, reason: str) -> dict[str, Any]:
