@@ -467,3 +467,25 @@ def test_subagent_stop_blocks_a_sub_agent_but_never_the_compaction_agent(
 
     assert compaction == (0, "", "")
     assert json.loads(sub_agent[1])["decision"] == "block"
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link", "junk"])
+def test_a_record_replaced_by_a_fifo_a_link_or_junk_holds_nothing(
+    proj, run_hook, load_payload, tmp_path, plant
+):
+    """A pull may replace a record this user opened: it is read without waiting or following."""
+    import os
+
+    debate = decided(proj)
+    path = store.record_path(proj, debate["id"])
+    path.unlink()
+    if plant == "fifo":
+        os.mkfifo(path)  # a plain open() would wait for a writer forever
+    elif plant == "link":
+        target = tmp_path / "elsewhere.json"
+        target.write_text(path.parent.joinpath("x").as_posix())
+        path.symlink_to(target)
+    else:
+        path.write_bytes(b"\xff{not json")
+
+    assert run_hook(stop_payload(load_payload)) == (0, "", "")
