@@ -489,3 +489,30 @@ def test_a_record_replaced_by_a_fifo_a_link_or_junk_holds_nothing(
         path.write_bytes(b"\xff{not json")
 
     assert run_hook(stop_payload(load_payload)) == (0, "", "")
+
+
+def test_closing_again_keeps_the_page_and_refiles_a_page_that_is_gone(proj):
+    debate = argue(proj, SPEC_ROUNDS)
+    first = store.close_debate(proj, debate["id"])
+    page = proj.root / first["filed"]["path"]
+    page.write_text(page.read_text(encoding="utf-8") + "\nA reviewer's note.\n", encoding="utf-8")
+
+    store.close_debate(proj, debate["id"])
+    assert page.read_text(encoding="utf-8").endswith("A reviewer's note.\n")
+
+    page.unlink()
+    store.close_debate(proj, debate["id"])
+    assert "verdict: CONSENSUS_REACHED" in page.read_text(encoding="utf-8")
+
+
+def test_a_page_someone_else_wrote_is_never_overwritten(proj):
+    debate = argue(proj, SPEC_ROUNDS)
+    page = proj.root / f"docs/wiki/consensus/{debate['id']}.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("their page\n")
+
+    from ctxward.errors import CtxwardError
+
+    with pytest.raises(CtxwardError, match="was not filed by this debate"):
+        store.close_debate(proj, debate["id"])
+    assert page.read_text() == "their page\n"

@@ -167,9 +167,10 @@ def close_debate(project: Project, debate_id: str, *, now: int | None = None) ->
             _save(path, debate)  # the verdict stands even if the filing below fails
         page = wiki_page(project, debate)
         filed = debate.get("filed")
-        if page.exists() and not (
-            isinstance(filed, dict) and filed.get("path") == _rel(project, page)
-        ):
+        ours = isinstance(filed, dict) and filed.get("path") == _rel(project, page)
+        if ours and page.is_file():
+            return debate  # filed already: the page (and any note added to it since) stays
+        if page.exists() and not ours:
             raise CtxwardError(
                 f"{project.relative(page)} exists and was not filed by this debate; move it "
                 "away, then close again"
