@@ -320,6 +320,7 @@ finish("returned instead of ending the process")
         ("ctxward-hook", "SessionStart.json", {}),
         (str(HOOKS / "user_prompt_submit.py"), "UserPromptSubmit.json", {}),
         ("ctxward-hook", "UserPromptSubmit.json", {}),
+        (str(HOOKS / "stop.py"), "Stop.json", {}),  # every turn ends with it
     ],
     ids=[
         "pre-tool-use-bash",
@@ -329,6 +330,7 @@ finish("returned instead of ending the process")
         "startup",
         "prompt-nothing-pending",
         "hook-prompt-nothing-pending",
+        "stop-no-debates",
     ],
 )
 def test_no_op_paths_import_no_heavy_module(
