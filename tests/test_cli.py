@@ -430,7 +430,7 @@ def test_hook_refuses_another_events_payload(invoke, load_payload):
 
 
 def test_hook_with_an_unknown_event_is_a_usage_error(capsys):
-    assert main(["hook", "stop"]) == 2
+    assert main(["hook", "notification"]) == 2
 
 
 # --- demo -----------------------------------------------------------------------------------

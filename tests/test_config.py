@@ -69,6 +69,7 @@ def test_as_dict_keeps_the_declared_order_and_copies(write_config):
         "reports",
         "scoring",
         "bank",
+        "debate",
         "drift",
         "source",
     ]

@@ -398,7 +398,7 @@ def test_canonical_argv_is_the_resolved_program_of_what_install_writes(project, 
     # Codex's command for SessionStart is not its command for PreCompact.
     session = codex["hooks"]["SessionStart"][0]["hooks"][0]
     assert install.canonical_argv("codex", "PreCompact", session) is None
-    assert install.canonical_argv("claude", "Stop", pre) is None  # install wires no Stop
+    assert install.canonical_argv("claude", "Notification", pre) is None  # nor Notification
 
 
 def test_a_command_that_only_names_ctxward_is_a_failure_and_is_not_run(project, env, tmp_path):
@@ -428,10 +428,12 @@ def test_a_foreign_command_in_the_users_own_file_only_warns(project, env, tmp_pa
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
     handler = {"type": "command", "command": "ctxward-hook 2>>/tmp/ctxward.log"}
-    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [handler]}]}}), encoding="utf-8")
-    check = by_id(diagnose(project, env))["claude.user.command.Stop"]
+    settings.write_text(
+        json.dumps({"hooks": {"Notification": [{"hooks": [handler]}]}}), encoding="utf-8"
+    )
+    check = by_id(diagnose(project, env))["claude.user.command.Notification"]
     assert check.status == "warn"
-    assert "install writes nothing (ctxward does not wire Stop);" in check.detail
+    assert "install writes nothing (ctxward does not wire Notification);" in check.detail
     assert check.fix == "ctxward install claude --scope user (replaces it), or remove it"
 
 

@@ -24,6 +24,7 @@ PINNED = {
     "session_start.py": "SessionStart",
     "post_compact.py": "PostCompact",
     "subagent_stop.py": "SubagentStop",
+    "stop.py": "Stop",
     "pre_tool_use.py": "PreToolUse",
     "user_prompt_submit.py": "UserPromptSubmit",
     "post_tool_use.py": "PostToolUse",
@@ -183,7 +184,7 @@ def test_script_refuses_another_events_payload(load_payload, run_process, script
 
 @pytest.mark.parametrize(
     "raw",
-    [b'"PreCompact"', b"", b'{"hook_event_name": "Stop"}'],
+    [b'"PreCompact"', b"", b'{"hook_event_name": "Notification"}'],
     ids=["string", "empty", "unknown-event"],
 )
 def test_ctxward_hook_given_garbage_exits_1(run_process, raw):
@@ -328,6 +329,7 @@ finish("returned instead of ending the process")
         ),
         ("ctxward-hook-codex", "UserPromptSubmit.json", {}),
         ("ctxward-hook-codex", "PostToolUse.json", {}),
+        (str(HOOKS / "stop.py"), "Stop.json", {}),  # every turn ends with it
     ],
     ids=[
         "pre-tool-use-bash",
@@ -341,6 +343,7 @@ finish("returned instead of ending the process")
         "codex-small-spawn",
         "codex-prompt-nothing-pending",
         "codex-post-tool-quiet",
+        "stop-no-debates",
     ],
 )
 def test_no_op_paths_import_no_heavy_module(

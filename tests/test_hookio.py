@@ -35,7 +35,7 @@ GARBAGE = {
     "whitespace": (b" \n\t\n", "no payload"),
     "no-event": (b'{"session_id": "s"}', "no 'hook_event_name'"),
     "event-not-a-string": (b'{"hook_event_name": ["PreCompact"]}', "no 'hook_event_name'"),
-    "unknown-event": (b'{"hook_event_name": "Stop"}', "unknown hook event"),
+    "unknown-event": (b'{"hook_event_name": "Notification"}', "unknown hook event"),
     "integer-too-long": (
         b'{"hook_event_name": "PreCompact", "n": ' + b"7" * 5000 + b"}",
         "payload has an integer of more than 4,300 digits",
@@ -62,10 +62,18 @@ def test_garbage_on_stdin_is_exit_1_with_one_line(run_hook, project, case):
 
 
 def test_captured_payload_of_an_unhandled_event(run_hook, load_payload):
-    code, out, err = run_hook(load_payload("Stop.json"))
+    # A real payload, renamed to an event ctxward does not handle.
+    code, out, err = run_hook(load_payload("Stop.json", hook_event_name="Notification"))
 
     assert (code, out) == (1, "")
-    assert "unknown hook event 'Stop'" in one_line(err)
+    assert "unknown hook event 'Notification'" in one_line(err)
+
+
+def test_captured_stop_payload_without_debates_is_silent(run_hook, load_payload, project):
+    code, out, err = run_hook(load_payload("Stop.json"))
+
+    assert (code, out, err) == (0, "", "")
+    assert not (project / ".ctxward").exists()
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ EVENTS = {
     "SessionStart",
     "PostCompact",
     "SubagentStop",
+    "Stop",
     "PreToolUse",
     "UserPromptSubmit",
     "PostToolUse",

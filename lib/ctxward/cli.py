@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ HOOK_EVENTS = {
     "session-start": "SessionStart",
     "post-compact": "PostCompact",
     "subagent-stop": "SubagentStop",
+    "stop": "Stop",
     "pre-tool-use": "PreToolUse",
     "user-prompt-submit": "UserPromptSubmit",
     "post-tool-use": "PostToolUse",
@@ -32,6 +32,7 @@ LAZY_COMMANDS = {
     "artifact": "ctxward.commands.subagents:artifact",
     "audit": "ctxward.commands.audit:audit",
     "bank": "ctxward.commands.bank:bank",
+    "debate": "ctxward.commands.debate:debate",
     "dispatch": "ctxward.commands.dispatch:dispatch",
     "doctor": "ctxward.commands.install:doctor",
     "drift": "ctxward.commands.drift:drift_command",
@@ -44,6 +45,7 @@ LAZY_COMMANDS = {
     "session": "ctxward.commands.session:session",
     "share": "ctxward.commands.subagents:share",
     "shared-read": "ctxward.commands.subagents:shared_read",
+    "subagent-prompt": "ctxward.commands.subagent_prompt:subagent_prompt",
     "thresholds": "ctxward.commands.dispatch:thresholds",
     "trust": "ctxward.commands.trust:trust",
     "uninstall": "ctxward.commands.install:uninstall",
@@ -167,7 +169,7 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
         click.echo(render("cli/plan_unreadable.txt.j2", problem=problem), err=True, nl=False)
     echo_result(
         as_json,
-        [dataclasses.asdict(summary) for summary in plans],
+        [summary.as_dict() for summary in plans],
         "cli/plan_list.txt.j2",
         plans=plans,
     )

@@ -100,6 +100,16 @@ class BankConfig(Value):
         self._set(total_budget=total_budget, phases=phases)
 
 
+class DebateConfig(Value):
+    """Consensus debates (seed 002): where every verdict is filed, relative to the project."""
+
+    __slots__ = ("wiki_dir",)
+    wiki_dir: str
+
+    def __init__(self, wiki_dir: str = "docs/wiki/consensus") -> None:
+        self._set(wiki_dir=wiki_dir)
+
+
 _default_drift = drift.default_limits  # Config.__init__'s parameter `drift` hides the module
 
 
@@ -108,6 +118,7 @@ class Config(Value):
 
     __slots__ = (
         "bank",
+        "debate",
         "dispatch",
         "drift",
         "injection",
@@ -123,6 +134,7 @@ class Config(Value):
     reports: ReportsConfig
     scoring: ScoringConfig
     bank: BankConfig
+    debate: DebateConfig
     # Drift detection (seed 002): thresholds per signature, validated by drift.parse_limits.
     drift: dict[str, Any]
     source: str | None  # the file it was read from, if any
@@ -137,6 +149,7 @@ class Config(Value):
         bank: BankConfig | None = None,
         drift: dict[str, Any] | None = None,
         source: str | None = None,
+        debate: DebateConfig | None = None,
     ) -> None:
         self._set(
             preset=preset,
@@ -145,6 +158,7 @@ class Config(Value):
             reports=ReportsConfig() if reports is None else reports,
             scoring=ScoringConfig() if scoring is None else scoring,
             bank=BankConfig() if bank is None else bank,
+            debate=DebateConfig() if debate is None else debate,
             drift=_default_drift() if drift is None else drift,
             source=source,
         )
@@ -172,7 +186,9 @@ def parse(data: object, source: str) -> Config:
     if data is None:
         return Config(source=source)
     top = _mapping(
-        data, source, {"preset", "dispatch", "injection", "reports", "scoring", "bank", "drift"}
+        data,
+        source,
+        {"preset", "dispatch", "injection", "reports", "scoring", "bank", "debate", "drift"},
     )
     preset = top.get("preset")
     if preset is not None and preset not in PRESETS:
@@ -228,6 +244,7 @@ def parse(data: object, source: str) -> Config:
         reports=ReportsConfig(enforce=enforce),
         scoring=_parse_scoring(top.get("scoring", {}), f"{source}: scoring"),
         bank=_parse_bank(top.get("bank", {}), f"{source}: bank"),
+        debate=_parse_debate(top.get("debate", {}), f"{source}: debate"),
         drift=drift.parse_limits(top.get("drift"), f"{source}: drift"),
         source=source,
     )
@@ -348,3 +365,22 @@ def _parse_bank(value: object, where: str) -> BankConfig:
         ),
         phases=_check_int(raw.get("phases", defaults.phases), f"{where}.phases", 1, 100),
     )
+
+
+def _parse_debate(value: object, where: str) -> DebateConfig:
+    """The `debate:` section: wiki_dir, a folder inside the project (no `..`, not absolute)."""
+    raw = _mapping(value or {}, where, {"wiki_dir"})
+    if "wiki_dir" not in raw:
+        return DebateConfig()
+    folder = _check_text(raw["wiki_dir"], f"{where}.wiki_dir").strip("/")
+    parts = folder.split("/")
+    if (
+        raw["wiki_dir"].startswith("/")
+        or "\\" in folder
+        or any(p in ("", ".", "..") for p in parts)
+    ):
+        raise BadInput(
+            f"{where}.wiki_dir: {raw['wiki_dir']!r} must be a relative folder inside the project "
+            "(no '.', '..' or empty parts)"
+        )
+    return DebateConfig(wiki_dir=folder)

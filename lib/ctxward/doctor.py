@@ -959,6 +959,36 @@ def _plan_checks(project: Project) -> list[Check]:
                 "" if state == "fresh" else "ctxward watch --once",
             )
         )
+    checks.extend(_branch_checks(project, plans))
+    return checks
+
+
+def _branch_checks(project: Project, plans: list[Any]) -> list[Check]:
+    """Issue 17 item 5: stale plans (every branch they name is gone) and plans of other branches,
+    which the hooks do not inject here (`plans.scope`)."""
+    from ctxward.plans import plan_branches, scope
+
+    found = scope(project, plans)
+    checks = [
+        Check(
+            f"plan.{plan.slug}.branch",
+            WARN,
+            f"plan {plan.slug}: stale, its branch {', '.join(sorted(plan_branches(plan)))} "
+            "no longer exists",
+            "not injected; the next compaction completes it (if trusted here)",
+            f"ctxward plan complete {plan.slug} (or: ctxward plan clean)",
+        )
+        for plan in found.gone
+    ]
+    checks.extend(
+        Check(
+            f"plan.{plan.slug}.branch",
+            INFO,
+            f"plan {plan.slug}: scoped to {', '.join(sorted(plan_branches(plan)))}, not injected "
+            f"on {found.branch}",
+        )
+        for plan in found.elsewhere
+    )
     return checks
 
 

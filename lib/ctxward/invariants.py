@@ -561,15 +561,25 @@ def _plans(project: Project, *, strict: bool) -> tuple[list[Plan], list[str]]:
     return plans, sorted(unreadable + refused)  # each line starts with its path
 
 
-def plans_for_the_model(project: Project) -> tuple[list[Plan], list[Plan], list[str]]:
-    """What the compaction hooks may present: (trusted plans with rules, untrusted plans with
-    rules, one line for each plan that cannot be read or was refused).
+def plans_for_the_model(
+    project: Project, gone: list[Plan] | None = None
+) -> tuple[list[Plan], list[Plan], list[str]]:
+    """What the compaction hooks may present: (trusted plans with rules that apply on the
+    branch checked out now, untrusted plans with rules, one line for each plan that cannot be
+    read or was refused).
 
-    The untrusted ones are only ever counted (`trust.untrusted_notice`), never shown.
+    The untrusted ones are only ever counted (`trust.untrusted_notice`), never shown. Trusted
+    plans of another branch are left out (`plans.scope`); those whose every branch is gone are
+    left out too, and added to `gone` when given (PreCompact completes them).
     """
+    from ctxward.plans import scope
+
     readable, problems = readable_plans(project)
     trusted, untrusted = trusted_split([plan for plan in readable if plan.rule_count])
-    return trusted, untrusted, problems
+    scoped = scope(project, trusted)
+    if gone is not None:
+        gone.extend(scoped.gone)
+    return list(scoped.applies), untrusted, problems
 
 
 def find_plan(project: Project, slug: str) -> Plan:

@@ -39,6 +39,7 @@ HOST_TIMEOUT_SECONDS = {
     "SessionStart": 30,
     "PostCompact": 30,
     "SubagentStop": 30,
+    "Stop": 10,
     "SessionEnd": 30,
     "PreToolUse": 10,
     "UserPromptSubmit": 10,

@@ -1,12 +1,24 @@
-"""Plan lifecycle: list active plans, complete one, clean those whose branch is gone."""
+"""Plan lifecycle: list active plans, complete one, clean those whose branch is gone; and which
+plans apply on the branch checked out now (`scope`, issue 17 item 5).
+
+Seed 003: plans clean themselves up. A plan's sections record the branch each was activated on
+(`**Branch:**`). On another branch the plan does not apply and is not injected; on a branch
+created from one of its branches (`gitrefs.Repository.derives_from`) it does; once every
+branch it names is gone, PreCompact completes it (`complete_branch_gone`) and says so in one
+line. No git is run: `.git` is read directly and boundedly (`ctxward.gitrefs`), once per hook,
+whatever the number of plans; whatever cannot be told keeps the plan.
+
+Values, not dataclasses: the compaction hooks import this module.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from ctxward.fsutil import locked, remove
+from ctxward.hooktypes import Value
 from ctxward.invariants import (
     Plan,
     branch_exists,
@@ -19,8 +31,8 @@ from ctxward.project import Project
 from ctxward.trust import revoke, trusted_split
 
 
-@dataclass(frozen=True, slots=True)
-class PlanSummary:
+class PlanSummary(Value):
+    __slots__ = ("branches", "path", "payload", "rules", "skills", "slug", "trusted")
     slug: str
     skills: list[str]
     rules: int
@@ -28,6 +40,26 @@ class PlanSummary:
     payload: str  # fresh | stale | missing
     path: str
     trusted: bool  # its current content is trusted on this machine (ctxward.trust)
+
+    def __init__(
+        self,
+        slug: str,
+        skills: list[str],
+        rules: int,
+        branches: list[str],
+        payload: str,
+        path: str,
+        trusted: bool,
+    ) -> None:
+        self._set(
+            slug=slug,
+            skills=skills,
+            rules=rules,
+            branches=branches,
+            payload=payload,
+            path=path,
+            trusted=trusted,
+        )
 
 
 def summarize(project: Project, plans: list[Plan]) -> list[PlanSummary]:
@@ -84,3 +116,92 @@ def orphaned(project: Project) -> list[PlanSummary]:
         if summary.branches
         and not any(branch_exists(project.root, branch) for branch in summary.branches)
     ]
+
+
+# --- which plans apply here (issue 17 item 5) --------------------------------------------------
+
+
+class Scope(Value):
+    """The plans split by the branch checked out now: `applies` (no branch recorded, this
+    branch, a branch derived from one of theirs, or a branch that cannot be told), `elsewhere`
+    (other branches that still exist), `gone` (every branch they name is known to be gone)."""
+
+    __slots__ = ("applies", "branch", "elsewhere", "gone")
+    applies: tuple[Plan, ...]
+    elsewhere: tuple[Plan, ...]
+    gone: tuple[Plan, ...]
+    branch: str | None  # checked out now; None: detached, or no git here
+
+    def __init__(
+        self,
+        applies: tuple[Plan, ...],
+        elsewhere: tuple[Plan, ...] = (),
+        gone: tuple[Plan, ...] = (),
+        branch: str | None = None,
+    ) -> None:
+        self._set(applies=applies, elsewhere=elsewhere, gone=gone, branch=branch)
+
+
+def plan_branches(plan: Plan) -> frozenset[str]:
+    """The branches a plan is scoped to; empty when a section recorded none (it applies
+    everywhere: activated outside git, or on a detached HEAD)."""
+    if any(not section.branch for section in plan.sections):
+        return frozenset()
+    return frozenset(section.branch for section in plan.sections)
+
+
+def scope(project: Project, plans: Sequence[Plan]) -> Scope:
+    """Split `plans` by the branch checked out in `project` (see `Scope`): the one filter of
+    which plans apply, called from `invariants.plans_for_the_model`."""
+    from ctxward.gitrefs import MAX_DERIVATION, Repository
+
+    if not plans:
+        return Scope(())
+    repo = Repository(project.root)
+    if not repo.found:
+        return Scope(tuple(plans))
+    head = repo.head_branch()
+    lineage: set[str] = set()
+    current = head
+    for _ in range(MAX_DERIVATION + 1):  # this branch, and the branches it was made from
+        if current is None or current in lineage:
+            break
+        lineage.add(current)
+        current = repo.parent(current)
+    applies: list[Plan] = []
+    elsewhere: list[Plan] = []
+    gone: list[Plan] = []
+    for plan in plans:
+        branches = plan_branches(plan)
+        if not branches or branches & lineage:
+            applies.append(plan)
+        elif all(repo.exists(branch) is False for branch in branches):
+            gone.append(plan)
+        elif head is None:  # detached (a rebase, a bisect): which branch is unknown
+            applies.append(plan)
+        else:
+            elsewhere.append(plan)
+    return Scope(tuple(applies), tuple(elsewhere), tuple(gone), head)
+
+
+def complete_branch_gone(project: Project, plans: Sequence[Plan]) -> str:
+    """Complete each plan (its branches are gone) and return one line per plan saying so
+    ('' for none). A plan that cannot be completed now is left for the next compaction."""
+    if not plans:
+        return ""
+    from ctxward.errors import CtxwardError
+    from ctxward.render import render
+
+    done = []
+    for plan in plans:
+        try:
+            complete(project, plan.slug)
+        except (CtxwardError, OSError):
+            continue
+        done.append(plan)
+    if not done:
+        return ""
+    return render(
+        "invariants/plan_branch_gone.txt.j2",
+        plans=[(plan.slug, sorted(plan_branches(plan))) for plan in done],
+    )

@@ -79,6 +79,7 @@ EVENT_FIXTURES = {
     "SessionStart": "SessionStart.compact.json",
     "PostCompact": "PostCompact.json",
     "SubagentStop": "SubagentStop.json",
+    "Stop": "Stop.json",
     "PreToolUse": "PreToolUse.json",
     "UserPromptSubmit": "UserPromptSubmit.json",
     "PostToolUse": "PostToolUse.json",

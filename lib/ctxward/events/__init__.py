@@ -18,6 +18,7 @@ HANDLERS = {
     "SessionStart": "session_start",
     "PostCompact": "post_compact",
     "SubagentStop": "subagent_stop",
+    "Stop": "stop",  # the debate filing check (seed 002)
     "PreToolUse": "pre_tool_use",
     "UserPromptSubmit": "user_prompt_submit",
     "PostToolUse": "post_tool_use",  # the drift observer (seed 002)

@@ -22,7 +22,7 @@ import os
 
 from ctxward.errors import BudgetExceeded
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import distill_all, plans_for_the_model
+from ctxward.invariants import Plan, distill_all, plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:
@@ -34,8 +34,9 @@ def handle(event: HookEvent) -> Outcome:
         _handoff(event)
         _session_summary(event, transcript)
 
-    plans, _untrusted, unreadable = plans_for_the_model(event.project)
-    if not plans and not unreadable:
+    gone: list[Plan] = []  # plans whose every branch is gone: completed here (plans.scope)
+    plans, _untrusted, unreadable = plans_for_the_model(event.project, gone=gone)
+    if not plans and not unreadable and not gone:
         return Outcome(after=after)
     from ctxward.config import load
     from ctxward.offload import render_rules_within
@@ -44,6 +45,9 @@ def handle(event: HookEvent) -> Outcome:
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
     if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
         return NOTHING
+    retired = _complete_branch_gone(event, gone)
+    if not plans and not unreadable:
+        return Outcome(plain=retired or None, after=after)
     unwritten = distill_all(event.project, plans)[1]
     text = render_rules_within(
         event.project,
@@ -53,7 +57,21 @@ def handle(event: HookEvent) -> Outcome:
         unreadable=unreadable,
         unwritten=unwritten,
     )
-    return Outcome(plain=text, after=after)
+    return Outcome(plain=f"{text.rstrip()}\n\n{retired}" if retired else text, after=after)
+
+
+def _complete_branch_gone(event: HookEvent, gone: list[Plan]) -> str:
+    """Seed 003 (plans clean themselves up): one line per plan completed; '' on any failure."""
+    if not gone:
+        return ""
+    try:
+        from ctxward.plans import complete_branch_gone
+
+        return complete_branch_gone(event.project, gone)
+    except BudgetExceeded:
+        raise
+    except Exception:  # noqa: BLE001 - the rules of the plans that apply go out regardless
+        return ""
 
 
 def _session_summary(event: HookEvent, transcript: str) -> None:

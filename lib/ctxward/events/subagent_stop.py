@@ -1,9 +1,10 @@
 """SubagentStop: fires for every sub-agent, and for the compaction agent (agent_type "").
 
 Order in this handler: the G0 report cap, then its artifact (both in `ctxward.reports`), then
-C8. A final report over 40 lines / 2 KB is saved (scrubbed) as a G7 artifact with its
-ArtifactMeta, and, under `reports.enforce: block`, the stop is blocked once with
-`{"decision": "block", "reason": ...}`: the reason reaches the sub-agent, which then writes a
+C8, then the debate filing check (`events.stop`: a sub-agent that ran a debate does not stop
+while its verdict is unfiled). A final report over 40 lines / 2 KB is saved (scrubbed) as a
+G7 artifact with its ArtifactMeta, and, under `reports.enforce: block`, the stop is blocked once
+with `{"decision": "block", "reason": ...}`: the reason reaches the sub-agent, which then writes a
 short report that references the file. The compaction agent is never touched.
 """
 
@@ -17,7 +18,14 @@ def handle(event: HookEvent) -> Outcome:
 
     cap = enforce_cap(event.project, event.data)  # cap -> artifact
     _stage_summary(event)  # C8, after the cap and its artifact
-    return Outcome(decision="block", reason=cap.reason) if cap.blocks else NOTHING
+    if cap.blocks:
+        return Outcome(decision="block", reason=cap.reason)
+    if not event.data.get("agent_type"):
+        return NOTHING  # the compaction agent (agent_type "") is never held
+    from ctxward.events.stop import unfiled_reason
+
+    reason = unfiled_reason(event, "subagent_stop-debate")  # seed 002: file before moving on
+    return Outcome(decision="block", reason=reason) if reason else NOTHING
 
 
 def _stage_summary(event: HookEvent) -> None:
