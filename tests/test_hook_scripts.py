@@ -286,7 +286,8 @@ def test_an_answer_that_cannot_be_flushed_exits_1(tmp_path):
 _IMPORTS = f"""
 import json, os, runpy, sys
 target, report = sys.argv[1], sys.argv[2]
-sys.argv = ["ctxward-hook", "--host", "codex"] if target == "ctxward-hook-codex" else [target]
+host = target.removeprefix("ctxward-hook-")
+sys.argv = ["ctxward-hook", "--host", host] if host in ("codex", "gemini") else [target]
 exit_now = os._exit
 def finish(code):
     heavy = sorted(m for m in sys.modules if m.split(".")[0] in {set(HEAVY)!r})
@@ -358,6 +359,28 @@ def test_no_op_paths_import_no_heavy_module(
     assert (done.stdout, done.stderr) == ("", "")
     result = json.loads(report.read_text())
     assert result == {"code": 0, "heavy": []}
+
+
+GEMINI_FIXTURES = Path(__file__).parent / "fixtures" / "gemini-cli-0.61.0"
+
+
+# Gemini CLI runs BeforeModel before every model request and AfterTool after every tool call.
+@pytest.mark.parametrize(
+    "fixture",
+    ["AfterTool-read_file", "BeforeModel-first", "BeforeAgent", "BeforeTool-invoke_agent"],
+)
+def test_gemini_hot_paths_import_no_heavy_module(project, tmp_path, run_process, fixture):
+    payload = json.loads((GEMINI_FIXTURES / f"{fixture}.json").read_text())
+    payload["cwd"] = str(project)
+    payload.pop("transcript_path", None)
+    report = tmp_path / "imports.json"
+
+    done = run_process(
+        [sys.executable, "-c", _IMPORTS, "ctxward-hook-gemini", str(report)], payload
+    )
+
+    assert (done.stdout, done.stderr) == ("", "")
+    assert json.loads(report.read_text()) == {"code": 0, "heavy": []}
 
 
 def test_the_import_probe_does_see_heavy_modules(plan, tmp_path, load_payload, run_process):

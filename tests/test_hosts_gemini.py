@@ -190,7 +190,7 @@ def test_install_writes_geminis_hooks_with_millisecond_timeouts(project):
         "AfterTool": 10_000,
     }
     command = hooks["BeforeTool"][0]["hooks"][0]["command"]
-    assert "hook pre-tool-use --host gemini" in command and "exit 2" in command
+    assert "ctxward-hook" in command and "--host gemini" in command and "exit 2" in command
     assert '"decision": "deny"' in command  # what it answers when no ctxward runs
     for event, groups in hooks.items():
         assert install.canonical_command("gemini", event, groups[0]["hooks"][0]) is not None

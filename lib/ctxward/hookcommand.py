@@ -40,7 +40,12 @@ from dataclasses import dataclass
 CLAUDE, CODEX, OPENCODE = "claude", "codex", "opencode"
 GEMINI = "gemini"
 # The program each host's hooks run.
-PROGRAMS = {CLAUDE: "ctxward-hook", CODEX: "ctxward-hook", OPENCODE: "ctxward", GEMINI: "ctxward"}
+PROGRAMS = {
+    CLAUDE: "ctxward-hook",
+    CODEX: "ctxward-hook",
+    OPENCODE: "ctxward",
+    GEMINI: "ctxward-hook",
+}
 GUARD_EVENT = "PreToolUse"  # its fallback blocks (exit 2)
 # The hosts whose hooks guard, and the event that does: its fallback blocks.
 GUARD_EVENTS = {CLAUDE: GUARD_EVENT, CODEX: GUARD_EVENT, GEMINI: "BeforeTool"}

@@ -92,6 +92,8 @@ DISPATCH_TOOLS = frozenset(
 )
 # Hosts whose PreToolUse takes Claude Code's deny JSON when the guard cannot check a call.
 _DENY_JSON_HOSTS = frozenset({"claude", "codex"})
+# `ctxward-hook --host NAME`: the hosts whose installed hooks run the argv-free entry point.
+_ARGV_HOSTS = (["codex"], ["gemini"])
 # Stops a top-level {"decision": "block", "reason"} refuses (the reason reaches the agent).
 _BLOCKABLE_STOPS = frozenset({"Stop", "SubagentStop"})
 # Events whose hookSpecificOutput Claude Code accepts (PreCompact/PostCompact reject it).
@@ -607,14 +609,15 @@ def _dependencies_missing() -> bool:
 
 
 def main() -> NoReturn:
-    """`ctxward-hook` (Claude Code) or `ctxward-hook --host codex` (Codex CLI's hooks.json):
+    """`ctxward-hook` (Claude Code), `ctxward-hook --host codex` (Codex CLI's hooks.json) or
+    `ctxward-hook --host gemini` (Gemini CLI's settings.json):
     dispatches on the payload's hook_event_name.
 
     A PreToolUse call for a non-dispatch tool is answered at once, anything else by `run`. Ends
     the process (`_exit_process`): never call it in-process, call `run`. Other arguments are
     ignored, as they always were.
     """
-    host = "codex" if sys.argv[1:3] == ["--host", "codex"] else "claude"
+    host = sys.argv[2] if sys.argv[1:2] == ["--host"] and sys.argv[2:3] in _ARGV_HOSTS else "claude"
     raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
     if _needs_no_answer(raw, None, host):
         _exit_process(0)

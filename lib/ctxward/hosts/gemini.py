@@ -6,7 +6,7 @@ Gemini CLI runs command hooks from the `hooks` block of `settings.json` (project
 It runs each command with `bash -c` in the project folder (`$GEMINI_PROJECT_DIR` and
 `$CLAUDE_PROJECT_DIR` set), writes one JSON object on stdin and parses stdout as JSON on exit 0;
 exit 2 blocks (stderr is the reason); any other exit is a warning and the CLI goes on. ctxward's
-hooks run `ctxward hook EVENT --host gemini` inside the fallback wrapper of `ctxward.hookcommand`
+hooks run `ctxward-hook --host gemini` inside the fallback wrapper of `ctxward.hookcommand`
 (`ctxward install gemini`). Sources: the package's `bundle/docs/hooks/reference.md` and its
 bundled source; every fact below was seen with the real 0.61.0 driven headless (`gemini -p`)
 against tests/e2e/gemini/mock_gemini.py (payloads: tests/fixtures/gemini-cli-0.61.0/).
@@ -101,8 +101,13 @@ MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # past this, only the tail is searched
 
 
 def hook_args(event: str) -> list[str]:
-    """The arguments of `ctxward` that run Gemini's `event` (KeyError for another event)."""
-    return ["hook", EVENTS[event][1], "--host", "gemini"]
+    """The arguments of `ctxward-hook` that run Gemini's `event` (KeyError for another event).
+
+    The argv-free entry point, as for Codex: BeforeModel runs before every model request and
+    AfterTool after every tool call, where loading the click CLI would cost ~70 ms a time."""
+    if event not in EVENTS:
+        raise KeyError(event)
+    return ["--host", "gemini"]
 
 
 def timeout_ms(event: str) -> int:
