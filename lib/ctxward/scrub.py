@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 
 # typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
     Matcher = Callable[["re.Pattern[str]", str], Iterator["re.Match[str]"]]
 
+from ctxward.scrub_providers import TYPES as _PROVIDER_TYPES  # noqa: E402
+
 REPLACEMENT = "[REDACTED:{type}]"
 
 # The types a redaction can carry, most specific first (a lower rank wins an overlap).
@@ -69,6 +72,7 @@ SECRET_TYPES: dict[str, str] = {
     "aws_access_key_id": "AWS access key id (AKIA…, ASIA…)",
     "aws_secret_access_key": "AWS secret access key",
     "heroku_api_key": "Heroku API key",
+    **_PROVIDER_TYPES,
     "jwt": "JSON Web Token",
     "postgres_url": "password in a PostgreSQL connection string",
     "mysql_url": "password in a MySQL / MariaDB connection string",
@@ -117,7 +121,51 @@ def find(text: str) -> list[Redaction]:
     spans: list[tuple[int, int, str]] = []
     for rule in RULES:
         spans.extend(rule.find(text, lowered))
+    if spans:
+        spans.extend(_repeats(text, spans))
     return _merge(spans)
+
+
+_REPEAT_MIN = 8  # a shorter value could be a word that happens to be a password elsewhere
+_REPEAT_RUN = r"[A-Za-z0-9]{8,}"
+_FIND_EACH = 16  # up to this many values, one `str.find` scan each; past it, one run scan
+
+
+def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Every other occurrence of a value already found: once a secret is known, it goes
+    everywhere (`--password X` on one line, X bare in a log line later).
+
+    Linear: with few values, one substring scan each; with many, one scan for runs of letters
+    and digits, looked up by each value's first such run (an occurrence of the value holds it,
+    whole, wherever the value stands as a token of its own).
+    """
+    values: dict[str, str] = {}
+    for start, end, kind in spans:
+        value = text[start:end]
+        if len(value) >= _REPEAT_MIN and "\n" not in value and not is_placeholder(value):
+            values.setdefault(value, kind)
+    found: list[tuple[int, int, str]] = []
+    if not values:
+        return found
+    if len(values) <= _FIND_EACH:
+        for value, kind in values.items():
+            at = text.find(value)
+            while at >= 0:
+                found.append((at, at + len(value), kind))
+                at = text.find(value, at + len(value))
+        return found
+    by_run: dict[str, list[tuple[int, str, str]]] = {}
+    run = _regex(_REPEAT_RUN)
+    for value, kind in values.items():
+        first = run.search(value)
+        if first is not None:
+            by_run.setdefault(first.group(0), []).append((first.start(), value, kind))
+    for match in run.finditer(text):
+        for offset, value, kind in by_run.get(match.group(0), ()):
+            start = match.start() - offset
+            if start >= 0 and text.startswith(value, start):
+                found.append((start, start + len(value), kind))
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,7 +297,10 @@ _MARKS = (
     *_MARK_SYMBOLS,
     *(form for word in _MARK_WORDS for form in (word, word.upper(), word.capitalize())),
 )
-_REFERENCE_PREFIXES = ("$", "%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
+_REFERENCE_PREFIXES = ("%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
+# `$VAR`, `$VAR/path`, `${VAR}`, `$(cmd)`, `$1`: a shell or template reference, where `$ecr3t!x`
+# is a password that starts with a dollar sign.
+_SHELL_REFERENCE = r"\$(?:[{(]|[A-Za-z_][A-Za-z0-9_]*(?:[/.:@-]|\Z)|\d|\$|\Z)"
 _SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -261,7 +312,9 @@ def is_placeholder(value: str) -> bool:
         return True
     if any(mark in stripped for mark in _MARKS) or _regex(_MARK_SHORT).search(stripped):
         return True
-    if lowered.startswith(_REFERENCE_PREFIXES):
+    if lowered.startswith(_REFERENCE_PREFIXES) or (
+        stripped.startswith("$") and _regex(_SHELL_REFERENCE).match(stripped)
+    ):
         return True
     if len(set(lowered)) <= 2:  # xxxxxxxx, ********, aaaa-aaaa
         return True
@@ -660,8 +713,8 @@ _classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
 _VALUE = (
     r"[ \t]{0,8}(?:"
     r"(?P<esc>\\{1,8})\"(?P<escaped>[^\"\\\n]{1,4096})(?P=esc)\""
-    r"|\"(?P<double>[^\"\n]{1,4096})\""
-    r"|'(?P<single>[^'\n]{1,4096})'"
+    r"|\"(?P<double>(?:[^\"\\\n]|\\[^\n]){1,4096})\""
+    r"|'(?P<single>(?:[^'\\\n]|\\[^\n]){1,4096})'"
     r"|`(?P<back>[^`\n]{1,4096})`"
     r"|(?P<bare>[^\s\"'`\\]{1,1024}))"
 )
@@ -869,6 +922,12 @@ RULES: tuple[Rule, ...] = (
         for w, p in zip(_GENERIC_WORDS, _GENERIC, strict=True)
     ),
 )
+
+
+# The provider gate and the contextual detectors (scrub_context.py; it needs the helpers above).
+from ctxward import scrub_context as _scrub_context  # noqa: E402
+
+RULES = (*RULES, *_scrub_context.rules(sys.modules[__name__]))
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[Redaction]:
