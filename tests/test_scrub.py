@@ -942,6 +942,30 @@ ADVERSARIAL = [
     "machine ",
     "<pass>",
     "sk-" + "eyJ" * 7 + ":",
+    # the issue's shapes for the rules it added: `=`, quotes, base64 runs, the gates' separators
+    "=",
+    '"',
+    "'",
+    '\\"',
+    "A" * 63 + "/",
+    "LS0tLS1CRUdJTi" + "A" * 40,
+    "_A",
+    "-A1",
+    ".Ab",
+    "_" + "a" * 15 + "B",
+    "gl" + "pat-" + "a" * 30,
+    "value: ",
+    '{"key": "token", "value": ',
+    "- name: password\n  value: ",
+    "machine h\n login u\n",
+    "auth=('",
+    "mysql -p",
+    " -p ",
+    "token ",
+    "://" + "a" * 20 + "@",
+    "://u:p@",
+    "secretid: ",
+    "x-consul-token: ",
 ]
 
 
@@ -979,7 +1003,13 @@ def test_adversarial_repeats_scrub_in_linear_time(unit: str, prose_seconds: floa
 
 _FILLERS = ["a", "A", "0", "-", "_", ".", " ", "=", ":", '"', "'", "/", "@", "\\", "Ab1", "eyJ"]
 _TAILS = ["", "=", ":", " ", '"', "@", ".", '="', "\n"]
-_STARTS = {"slack_token": "xoxb-", "aws_access_key_id": "AKIA"}  # the rules without an anchor
+# The rules without an anchor, and what their matches start with (the provider table: one
+# prefix of each shape, and the gates' own separators).
+_STARTS = {
+    "slack_token": ("xoxb-",),
+    "aws_access_key_id": ("AKIA",),
+    "providers": ("glpat-", "SG.", "sk_live_", "M", "AGE-SECRET-KEY-1", "_A", "-A", ".A"),
+}
 
 
 @pytest.mark.slow
@@ -1000,9 +1030,10 @@ def test_every_rule_is_linear_on_repeats_of_its_own_prefix(
             best = min(best, time.process_time() - start)
         return best
 
-    start = rule.anchor or _STARTS[rule.name]
+    starts = (rule.anchor,) if rule.anchor else _STARTS[rule.name]
     units = [
         start + filler * count + tail
+        for start in starts
         for filler in _FILLERS
         for count in (0, 1, 7, 45, 100)
         for tail in _TAILS

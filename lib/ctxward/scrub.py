@@ -135,36 +135,37 @@ def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
     """Every other occurrence of a value already found: once a secret is known, it goes
     everywhere (`--password X` on one line, X bare in a log line later).
 
-    Linear: with few values, one substring scan each; with many, one scan for runs of letters
-    and digits, looked up by each value's first such run (an occurrence of the value holds it,
-    whole, wherever the value stands as a token of its own).
+    Linear in practice: with few values, one substring scan each; with many, one count of the
+    runs of letters and digits, and a scan only for the values whose first run the text holds
+    more often than they were found (an occurrence of a value holds that run, whole, wherever
+    the value stands as a token of its own).
     """
     values: dict[str, str] = {}
+    seen: dict[str, int] = {}  # how often each value was found already
     for start, end, kind in spans:
         value = text[start:end]
-        if len(value) >= _REPEAT_MIN and "\n" not in value and not is_placeholder(value):
+        if len(value) >= _REPEAT_MIN and "\n" not in value:
             values.setdefault(value, kind)
+            seen[value] = seen.get(value, 0) + 1
     found: list[tuple[int, int, str]] = []
-    if not values:
-        return found
-    if len(values) <= _FIND_EACH:
+    if len(values) > _FIND_EACH:
+        # Many values: count the runs of letters and digits once (in C), and look again only
+        # for a value whose first run occurs more often than the value was found.
+        from collections import Counter
+
+        run = _regex(_REPEAT_RUN)
+        counts = Counter(run.findall(text))
+        wanted: dict[str, str] = {}
         for value, kind in values.items():
-            at = text.find(value)
-            while at >= 0:
-                found.append((at, at + len(value), kind))
-                at = text.find(value, at + len(value))
-        return found
-    by_run: dict[str, list[tuple[int, str, str]]] = {}
-    run = _regex(_REPEAT_RUN)
+            first = run.search(value)
+            if first is None or counts[first.group(0)] > seen[value]:
+                wanted[value] = kind
+        values = wanted
     for value, kind in values.items():
-        first = run.search(value)
-        if first is not None:
-            by_run.setdefault(first.group(0), []).append((first.start(), value, kind))
-    for match in run.finditer(text):
-        for offset, value, kind in by_run.get(match.group(0), ()):
-            start = match.start() - offset
-            if start >= 0 and text.startswith(value, start):
-                found.append((start, start + len(value), kind))
+        at = text.find(value)
+        while at >= 0:
+            found.append((at, at + len(value), kind))
+            at = text.find(value, at + len(value))
     return found
 
 
@@ -304,13 +305,33 @@ _SHELL_REFERENCE = r"\$(?:[{(]|[A-Za-z_][A-Za-z0-9_]*(?:[/.:@-]|\Z)|\d|\$|\Z)"
 _SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
+# The marks split for speed (every candidate is vetted): the ones with a symbol are looked for
+# only in a value that has a symbol; each word is looked for once, lower-cased, and only when
+# found, in the cases that count.
+_SYMBOL_MARKS = tuple(mark for mark in _MARKS if not mark.isalnum())
+_ALNUM_MARKS = tuple(mark for mark in _MARKS if mark.isalnum())
+_MARKS_BY_LOWER: dict[str, tuple[str, ...]] = {}
+for _mark in _ALNUM_MARKS:
+    _MARKS_BY_LOWER[_mark.lower()] = (*_MARKS_BY_LOWER.get(_mark.lower(), ()), _mark)
+del _mark
+
+
+def _has_mark(stripped: str, lowered: str) -> bool:
+    if not stripped.isalnum() and any(mark in stripped for mark in _SYMBOL_MARKS):
+        return True
+    return any(
+        low in lowered and any(mark in stripped for mark in forms)
+        for low, forms in _MARKS_BY_LOWER.items()
+    )
+
+
 def is_placeholder(value: str) -> bool:
     """True for values that only stand for a secret: masks, templates, references, examples."""
     stripped = value.strip().strip("\"'`")
     lowered = stripped.lower()
     if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
         return True
-    if any(mark in stripped for mark in _MARKS) or _regex(_MARK_SHORT).search(stripped):
+    if _has_mark(stripped, lowered) or _regex(_MARK_SHORT).search(stripped):
         return True
     if lowered.startswith(_REFERENCE_PREFIXES) or (
         stripped.startswith("$") and _regex(_SHELL_REFERENCE).match(stripped)

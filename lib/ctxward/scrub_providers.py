@@ -73,21 +73,22 @@ PROVIDERS: tuple[tuple[str, str, str], ...] = (
     ("pulumi_token", "pulumi_token", r"pul-[a-f0-9]{40}" + _B),
 )
 
-# Formats with no separator early on: (literal looked for first, rule id, type, pattern). The
-# pattern carries its own boundaries (these are searched for, not matched at a gate's start).
+# Formats with no separator early on: (literal looked for first, rule id, type, pattern). These
+# are searched for, not matched at a gate's start: each pattern starts with its literal (so the
+# regex engine skips to it) and the scrubber checks the character before a match.
 UNSEPARATED: tuple[tuple[str, str, str, str], ...] = (
-    ("SK", "twilio_api_key", "twilio_key", r"(?<![A-Za-z0-9_-])SK[0-9a-f]{32}" + _B),
+    ("SK", "twilio_api_key", "twilio_key", r"SK[0-9a-f]{32}" + _B),
     (
         "dapi",
         "databricks_token",
         "databricks_token",
-        r"(?<![A-Za-z0-9_-])dapi[a-f0-9]{32}(?:-\d)?" + _B,
+        r"dapi[a-f0-9]{32}(?:-\d)?" + _B,
     ),
     (
         "ATATT3",
         "atlassian_token",
         "atlassian_token",
-        r"(?<![A-Za-z0-9_-])ATATT3[" + _A + r"_=-]{150,220}(?![A-Za-z0-9_=-])",
+        r"ATATT3[" + _A + r"_=-]{150,220}(?![A-Za-z0-9_=-])",
     ),
     (
         "AccountKey=",
