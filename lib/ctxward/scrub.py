@@ -126,6 +126,35 @@ def find(text: str) -> list[Redaction]:
     return _merge(spans)
 
 
+def explain(text: str) -> list[tuple[Redaction, str]]:
+    """`find(text)`, each redaction with the id of the rule that made it (`repeat`: the second
+    pass, a value some rule found elsewhere in the text)."""
+    if not text:
+        return []
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = text.translate(_ASCII_LOWER)
+    named: list[tuple[int, int, str, str]] = []
+    for rule in RULES:
+        named.extend((start, end, kind, rule.name) for start, end, kind in rule.find(text, lowered))
+    spans = [(start, end, kind) for start, end, kind, _ in named]
+    if spans:
+        named.extend((start, end, kind, "repeat") for start, end, kind in _repeats(text, spans))
+        spans = [(start, end, kind) for start, end, kind, _ in named]
+    named.sort()
+    explained: list[tuple[Redaction, str]] = []
+    index = 0
+    for redaction in _merge(spans):
+        start, end = redaction["position"]
+        while index < len(named) and named[index][1] <= start:
+            index += 1
+        rule = next(
+            (n[3] for n in named[index:] if n[0] < end and n[2] == redaction["type"]), "repeat"
+        )
+        explained.append((redaction, rule))
+    return explained
+
+
 _REPEAT_MIN = 8  # a shorter value could be a word that happens to be a password elsewhere
 _REPEAT_RUN = r"[A-Za-z0-9]{8,}"
 _FIND_EACH = 16  # up to this many values, one `str.find` scan each; past it, one run scan

@@ -33,22 +33,44 @@ def read_source(source: str, *, limit: int = MAX_NAMED_BYTES) -> str:
 
 @click.command("scrub")
 @click.argument("source", default="-", metavar="[FILE|-]")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Print one line per redaction (line:column, type, the rule id that made it), not the text.",
+)
 @json_option
-def scrub_command(source: str, as_json: bool) -> None:
+def scrub_command(source: str, explain: bool, as_json: bool) -> None:
     """Print FILE (or stdin) with every secret replaced by [REDACTED:<type>].
 
     With --json, print {"text": ..., "redactions": [{"type", "position", "replacement"}]};
-    positions refer to the input. FILE is a regular file (a FIFO or a device is refused) of
-    at most 32 MiB, like stdin.
+    positions refer to the input. With --explain, print instead one line per redaction,
+    `LINE:COLUMN  TYPE  RULE  (N chars)`, RULE being the id of the rule that found it (with
+    --json, each redaction also has its "rule"). FILE is a regular file (a FIFO or a device is
+    refused) of at most 32 MiB, like stdin.
 
     \b
     Example:
         ctxward scrub .env
         git diff | ctxward scrub --json
+        ctxward scrub --explain deploy.log
     """
+    from ctxward.scrub import explain as explain_text
     from ctxward.scrub import scrub
 
-    text, redactions = scrub(read_source(source))
+    original = read_source(source)
+    if explain:
+        explained = explain_text(original)
+        if as_json:
+            echo_json({"redactions": [{**r, "rule": rule} for r, rule in explained]})
+            return
+        for redaction, rule in explained:
+            start, end = redaction["position"]
+            line = original.count("\n", 0, start) + 1
+            column = start - (original.rfind("\n", 0, start) + 1) + 1
+            kind = redaction["type"]
+            click.echo(f"{line}:{column}  {kind}  {rule}  ({end - start} chars)")
+        return
+    text, redactions = scrub(original)
     if as_json:
         echo_json({"text": text, "redactions": redactions})
     else:
