@@ -119,11 +119,48 @@ def find(text: str) -> list[Redaction]:
     if len(lowered) != len(text):  # a few non-ASCII letters change length when lowered
         lowered = text.translate(_ASCII_LOWER)
     spans: list[tuple[int, int, str]] = []
-    for rule in RULES:
+    for rule in RULES + _USER_RULES:
         spans.extend(rule.find(text, lowered))
+    if _ALLOW and spans:
+        spans = [span for span in spans if text[span[0] : span[1]] not in _ALLOW]
     if spans:
         spans.extend(_repeats(text, spans))
     return _merge(spans)
+
+
+# The project's `scrub:` config section (scrub_config.py), once a config has been loaded.
+_ALLOW: frozenset[str] = frozenset()
+_USER_RULES: tuple[Rule, ...] = ()
+
+
+def configure(*, allow: frozenset[str], rules: tuple[tuple[str, str, str], ...]) -> None:
+    """Put a project's allowlist and extra rules `(id, type, pattern)` in force for `scrub()`.
+
+    The patterns come checked by `scrub_config.unsafe` (bounded, anchored on a literal). A rule
+    type is added to `SECRET_TYPES` ranked last, so a built-in type wins an overlap.
+    """
+    from ctxward.scrub_config import keyword_of
+
+    global _ALLOW, _USER_RULES
+    _ALLOW = allow
+    built = []
+    for rule_id, kind, pattern in rules:
+        if kind not in _RANK:
+            _RANK[kind] = len(_RANK)
+        built.append(
+            Rule(f"user:{rule_id}", pattern, False, _user_vetter(kind), keyword_of(pattern))
+        )
+    _USER_RULES = tuple(built)
+
+
+def _user_vetter(kind: str) -> Vetter:
+    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+        group = "secret" if "secret" in match.re.groupindex else 0
+        start, end = match.span(group)
+        if end > start and not is_placeholder(text[start:end]):
+            yield start, end, kind
+
+    return vet
 
 
 def explain(text: str) -> list[tuple[Redaction, str]]:
@@ -135,8 +172,10 @@ def explain(text: str) -> list[tuple[Redaction, str]]:
     if len(lowered) != len(text):
         lowered = text.translate(_ASCII_LOWER)
     named: list[tuple[int, int, str, str]] = []
-    for rule in RULES:
+    for rule in RULES + _USER_RULES:
         named.extend((start, end, kind, rule.name) for start, end, kind in rule.find(text, lowered))
+    if _ALLOW:
+        named = [n for n in named if text[n[0] : n[1]] not in _ALLOW]
     spans = [(start, end, kind) for start, end, kind, _ in named]
     if spans:
         named.extend((start, end, kind, "repeat") for start, end, kind in _repeats(text, spans))
@@ -148,10 +187,16 @@ def explain(text: str) -> list[tuple[Redaction, str]]:
         start, end = redaction["position"]
         while index < len(named) and named[index][1] <= start:
             index += 1
-        rule = next(
-            (n[3] for n in named[index:] if n[0] < end and n[2] == redaction["type"]), "repeat"
-        )
-        explained.append((redaction, rule))
+        # The first rule of the winning type inside the redaction; `repeat` only when no rule
+        # found this occurrence itself (the second pass finds the first occurrences again).
+        rule_id = "repeat"
+        for n in named[index:]:
+            if n[0] >= end:
+                break
+            if n[2] == redaction["type"] and n[3] != "repeat" and n[1] > start:
+                rule_id = n[3]
+                break
+        explained.append((redaction, rule_id))
     return explained
 
 
