@@ -200,6 +200,7 @@ def explain(text: str) -> list[tuple[Redaction, str]]:
     return explained
 
 
+_REPEAT_MAX = 4096
 _REPEAT_MIN = 8  # a shorter value could be a word that happens to be a password elsewhere
 _REPEAT_RUN = r"[A-Za-z0-9]{8,}"
 _FIND_EACH = 16  # up to this many values, one `str.find` scan each; past it, one run scan
@@ -217,8 +218,10 @@ def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
     values: dict[str, str] = {}
     seen: dict[str, int] = {}  # how often each value was found already
     for start, end, kind in spans:
+        if not _REPEAT_MIN <= end - start <= _REPEAT_MAX:
+            continue  # a key block is not repeated token by token
         value = text[start:end]
-        if len(value) >= _REPEAT_MIN and "\n" not in value:
+        if "\n" not in value:
             values.setdefault(value, kind)
             seen[value] = seen.get(value, 0) + 1
     found: list[tuple[int, int, str]] = []

@@ -239,7 +239,7 @@ def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[
 
 # A quote as it stands in text, or JSON-escaped once or more (a transcript quotes a tool's JSON).
 _Q = r"(?:\\{1,8}\"|[\"'])?"
-_NL = r"(?:\r?\n|\\r?\\n)"
+_NL = r"(?:\r?\n|(?:\\r)?\\n)"
 _QUOTED_OR_BARE = (
     r"(?:\\{1,8}\"(?P<escaped>[^\"\\\n]{1,1024})\\{1,8}\"|\"(?P<double>[^\"\n]{1,1024})\""
     r"|'(?P<single>[^'\n]{1,1024})'|(?P<bare>[^\s\"',}<>\\]{1,1024}))"
@@ -261,7 +261,7 @@ _NAME_VALUE = (
     + _QUOTED_OR_BARE
 )
 _XML_PAIR = (
-    r"<(?:name|key)>(?P<name>[a-z0-9_.-]{1,64})</(?:name|key)>\s{0,64}"
+    r"<(?:name|key)>(?P<name>[a-z0-9_.-]{1,64})</(?:name|key)>(?:\s|\\[nrt]){0,64}"
     r"<value>(?P<bare>[^<\s]{1,1024})</value>"
 )
 
