@@ -429,6 +429,14 @@ def positives(fake: Fake) -> list[Case]:
         k,
     )
 
+    k = f.chars(43, B64) + "="
+    add(
+        "azure service bus connection string",
+        "azure_storage_key",
+        f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={k}",
+        k,
+    )
+
     # -- contextual classes (issue 15)
     t = f.github()
     add("github token as url userinfo", "url_token", f"git clone https://{t}@github.com/o/r", t)
@@ -726,6 +734,38 @@ def hard_negatives(fake: Fake) -> list[str]:
         "Set the API key in your environment before running the tool.",
         "risk-management-framework-v2-final-draft-2026",
         "task-1234567890-abcdefghijklmnop",
+        # near misses of the issue-15 detectors: ports, flags, ids, masks, fields, prose
+        "mkdir -p build/output && psql -h db -p 5432 -U app",
+        "ssh -p 2222 deploy@host.example.com",
+        "docker run -p 8080:80 -e LOG_LEVEL=info nginx",
+        "http://localhost:8080/search?email=dev@example.com",
+        "git clone git@github.com:org/repo.git",
+        "https://registry.example.com/v2/org/app/manifests/sha256:" + f.chars(64, HEX),
+        f"https://{f.chars(16, string.ascii_lowercase)}@example.com/path",
+        "env:\n  - name: LOG_LEVEL\n    value: info\n  - name: DB_HOST\n    value: db.internal",
+        '{"key": "region", "value": "eu-west-1"}',
+        '<add key="LogLevel" value="Verbose" />',
+        '{"name": "Content-Type", "value": "application/json"}',
+        "  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef: {name: db, key: password}",
+        f"AccessorID: {uuid}",
+        f"SecretName: prod-db {uuid}",
+        'session.auth = ("user", "password")',
+        "auth=(username, password)",
+        "The token refresh failed; rotate the key and retry the password reset flow.",
+        "the key is stored in the vault, see docs/secrets/rotation-policy-2026.md",
+        f"token usage {f.rng.randint(1, 9999)} of 100000 for model claude-sonnet-4-5",
+        "gl" + "pat-" + "x" * 20,
+        "sk" + "_live_" + "*" * 24,
+        "np" + "m_" + "<your-token>",
+        "h" + "f_" + "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "export STRIPE_KEY=" + "sk" + "_test_" + "EXAMPLE" + "x" * 17,
+        f"dapi-client v{f.rng.randint(1, 9)}.{f.rng.randint(0, 9)} installed",
+        f"SKU {f.chars(8, HEX)} in stock",
+        f"commit message: fix: key-{f.chars(6, string.ascii_lowercase)} typo",
+        "machine api.example.com\n  login deploy\n  password ${NETRC_PASSWORD}",
+        f"users:\n- user:\n    client-certificate: ~/.kube/{f.chars(8, HEX)}.crt",
+        "redis-cli -h cache -p 6380 ping",
+        "mysql -u root -p shop < dump.sql",
     ]
 
 

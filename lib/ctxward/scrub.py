@@ -810,7 +810,7 @@ _classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
 # The value after an assignment: JSON/YAML/INI/env/TOML/CLI forms.
 _VALUE = (
     r"[ \t]{0,8}(?:"
-    r"(?P<esc>\\{1,8})\"(?P<escaped>[^\"\\\n]{1,4096})(?P=esc)\""
+    r"(?P<esc>\\{1,8})\"(?P<escaped>[^\"\\\n]{1,4096})(?=\\)"  # closed in _vet_value
     r"|\"(?P<double>(?:[^\"\\\n]|\\[^\n]){1,4096})\""
     r"|'(?P<single>(?:[^'\\\n]|\\[^\n]){1,4096})'"
     r"|`(?P<back>[^`\n]{1,4096})`"
@@ -840,7 +840,7 @@ _XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
     r"(?P<bare>[^<\s]{1,1024})</"
 )
-_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_KEY_CHARS_TEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _CALL = r"[A-Za-z_][A-Za-z0-9_.]*[(\[]"
 _CODE_STOP = r"[,;)}\]&|<>(\[]"
@@ -848,12 +848,15 @@ _LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
 
 
 def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    key_start = word_start = match.start("word")
-    floor = max(0, word_start - 64)
-    while key_start > floor and text[key_start - 1] in _KEY_CHARS:
-        if text[key_start - 1] in "ntr" and text[key_start - 2 : key_start - 1] == "\\":
-            break  # the n of an escaped newline starts no key name
-        key_start -= 1
+    word_start = match.start("word")
+    before = text[max(0, word_start - 64) : word_start]
+    key_start = word_start - (len(before) - len(before.rstrip(_KEY_CHARS_TEXT)))
+    if (
+        key_start < word_start
+        and text[key_start] in "ntr"
+        and text[key_start - 1 : key_start] == "\\"
+    ):
+        key_start += 1  # the n of an escaped newline starts no key name
     kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
     if kind is None:
         return
@@ -913,6 +916,11 @@ def _vet_value(
     if group is None:
         return
     start, end = match.span(group)
+    if group == "escaped":
+        closed = _escaped_end(text, end, len(match.group("esc")))
+        if closed is None:
+            return
+        end = closed
     value = text[start:end]
     if group == "bare":
         if _regex(_CALL).match(value):
@@ -937,6 +945,26 @@ def _vet_value(
     if not _acceptable(value, kind, quoted=group != "bare"):
         return
     yield start, end, kind
+
+
+_ESCAPED_RUN = r"[^\"\\\n]{0,4096}"
+_ESCAPED_HOPS = 8
+
+
+def _escaped_end(text: str, at: int, depth: int) -> int | None:
+    """Where a string quoted as `\\"…\\"` (JSON inside JSON, `depth` backslashes) ends, from
+    `at`, the first backslash after its opening; None when it does not close there. An inner
+    escaped quote (`2 * depth + 1` backslashes) is part of the value: at most a few of them."""
+    closing = "\\" * depth + '"'
+    inner = "\\" * (2 * depth + 1) + '"'
+    for _ in range(_ESCAPED_HOPS):
+        if text.startswith(closing, at):
+            return at
+        if not text.startswith(inner, at):
+            return None
+        run = _regex(_ESCAPED_RUN).match(text, at + len(inner))
+        at = run.end() if run else at + len(inner)
+    return None
 
 
 def _acceptable(value: str, kind: str, *, quoted: bool) -> bool:

@@ -191,6 +191,8 @@ _FLAG_COMMANDS = {
     "P": ("zip", "7z", "unzip"),
 }
 _LINE_BACK = 240
+# Commands whose -p takes its value attached only (-pVALUE, -p'VALUE').
+_ATTACHED_ONLY = ("mysql", "mariadb")
 
 
 def _vet_cli_password(
@@ -209,8 +211,12 @@ def _vet_cli_password(
     else:
         line_start = max(text.rfind("\n", max(0, match.start() - _LINE_BACK), match.start()) + 1, 0)
         line = lowered[max(line_start, match.start() - _LINE_BACK) : match.start()]
-        if not any(command in line for command in _FLAG_COMMANDS[flag]):
+        commands = [command for command in _FLAG_COMMANDS[flag] if command in line]
+        if not commands:
             return
+        spaced = bool(match.group("sep"))  # a space or a tab; empty when attached
+        if spaced and all(command.startswith(_ATTACHED_ONLY) for command in commands):
+            return  # `mysql -p shop`: -p then a space asks for the password; shop is the database
         if flag == "p" and match.group("sep").strip() and value.isdigit():
             return  # a port
     if group == "bare":
@@ -244,8 +250,11 @@ _QUOTED_OR_BARE = (
     r"(?:\\{1,8}\"(?P<escaped>[^\"\\\n]{1,1024})\\{1,8}\"|\"(?P<double>[^\"\n]{1,1024})\""
     r"|'(?P<single>[^'\n]{1,1024})'|(?P<bare>[^\s\"',}<>\\]{1,1024}))"
 )
-_NAME_VALUE = (
-    r"{word}"
+# Found from the value's side ("value" is rarer than "name" and "key"), the name looked for in
+# the 200 characters before it.
+_VALUE_FIELD = "value" + _Q + r"[ \t]{0,4}[:=][ \t]{0,4}" + _QUOTED_OR_BARE
+_NAME_BEFORE = (
+    r"(?:name|key)"
     + _Q
     + r"[ \t]{0,4}[:=][ \t]{0,4}"
     + _Q
@@ -255,21 +264,30 @@ _NAME_VALUE = (
     + _NL
     + r"[ \t]{0,32}-?[ \t]{0,4})?|[ \t]{1,8})"
     + _Q
-    + "value"
-    + _Q
-    + r"[ \t]{0,4}[:=][ \t]{0,4}"
-    + _QUOTED_OR_BARE
+    + r"\Z"
 )
+_NAME_REACH = 200
 _XML_PAIR = (
     r"<(?:name|key)>(?P<name>[a-z0-9_.-]{1,64})</(?:name|key)>(?:\s|\\[nrt]){0,64}"
     r"<value>(?P<bare>[^<\s]{1,1024})</value>"
 )
 
 
-def _vet_name_value(
+def _vet_value_field(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
-    name = text[match.start("name") : match.end("name")]
+    at = match.start()
+    named = _s._regex(_NAME_BEFORE).search(lowered, max(0, at - _NAME_REACH), at)
+    if named is None:
+        return
+    yield from _vet_name_value(match, text, text[named.start("name") : named.end("name")])
+
+
+def _vet_xml_pair(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    yield from _vet_name_value(match, text, text[match.start("name") : match.end("name")])
+
+
+def _vet_name_value(match: re.Match[str], text: str, name: str) -> Iterator[tuple[int, int, str]]:
     kind = _s.classify_key(name)
     if kind is None:
         return
@@ -381,17 +399,8 @@ def rules(scrub_module: object) -> tuple[_s.Rule, ...]:
         Rule("url_password_special", _URL_USER, False, _vet_url_special, "://"),
         Rule("cli_password_flag", _FLAG, False, _vet_cli_password, "-"),
         Rule("netrc_lines", _NETRC_LINES, True, _vet_netrc, "password"),
-        Rule(
-            "name_value_fields",
-            _NAME_VALUE.replace("{word}", "name"),
-            True,
-            _vet_name_value,
-            "value",
-        ),
-        Rule(
-            "key_value_fields", _NAME_VALUE.replace("{word}", "key"), True, _vet_name_value, "value"
-        ),
-        Rule("xml_name_value", _XML_PAIR, True, _vet_name_value, "<value>"),
+        Rule("name_value_fields", _VALUE_FIELD, True, _vet_value_field, "value"),
+        Rule("xml_name_value", _XML_PAIR, True, _vet_xml_pair, "<value>"),
         Rule("base64_pem", _B64_PEM, False, _vet_b64_pem, "LS0tLS1CRUdJTi"),
         Rule("consul_secret_id", _SECRET_ID, True, _uuid_vetter("consul_token"), "secret"),
         Rule("consul_token_header", _TOKEN_HEADER, True, _uuid_vetter("consul_token"), "x-"),

@@ -94,7 +94,13 @@ UNSEPARATED: tuple[tuple[str, str, str, str], ...] = (
         "AccountKey=",
         "azure_storage_key",
         "azure_storage_key",
-        r"(?:Account|SharedAccess)Key=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})",
+        r"AccountKey=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})",
+    ),
+    (
+        "SharedAccessKey=",
+        "azure_shared_access_key",
+        "azure_storage_key",
+        r"SharedAccessKey=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})",
     ),
 )
 
