@@ -626,6 +626,24 @@ def test_each_positive_is_typed(case: Case) -> None:
     assert f"[REDACTED:{case.kind}]" in out
 
 
+def test_redactions_are_exact_and_leave_the_neighbouring_lines_alone() -> None:
+    """Each case whose one secret occurs once, between two lines of text: the redaction is the
+    secret's exact span, and the lines around it come out byte-identical."""
+    before, after = "before: nothing to see\n", "\nafter: nothing to see"
+    checked = 0
+    for case in positives(Fake(13)):
+        (secret, *more) = case.secrets
+        if more or case.doc.count(secret) != 1:
+            continue
+        doc = before + case.doc + after
+        start = doc.index(secret)
+        out = redact(doc)
+        assert (start, start + len(secret)) in [r["position"] for r in find(doc)], case.name
+        assert out.startswith(before) and out.endswith(after), case.name
+        checked += 1
+    assert checked >= 150
+
+
 def hard_negatives(fake: Fake) -> list[str]:
     f = fake
     sha = f.chars(40, HEX)

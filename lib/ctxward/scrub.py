@@ -858,8 +858,8 @@ def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tupl
     ):
         key_start += 1  # the n of an escaped newline starts no key name
     kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
-    if kind is None:
-        return
+    if kind is None or text.startswith("://", key_start - 3):
+        return  # (a URL's user name: its password is the url rule's, without the host after @)
     floor = max(0, key_start - 200)
     newline = text.rfind("\n", floor, key_start)
     escaped = text.rfind("\\n", floor, key_start)  # a line break inside JSON-encoded text
