@@ -823,7 +823,17 @@ _SEPARATOR = (
 )
 _NAME_TAIL = r"(?=(?P<tail>[a-z0-9_.-]{0,48}))(?P=tail)"  # atomic (module doc)
 _GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
-_GENERIC = tuple(f"(?P<word>{word}){_NAME_TAIL}{_SEPARATOR}{_VALUE}" for word in _GENERIC_WORDS)
+# Or, with no separator, a generated-looking value in a sentence ("using token X", "the key is
+# X"): looked at, not consumed (a lookahead), so a match further on is found as before.
+_PROSE_AHEAD = (
+    r"(?=[ \t]{1,4}(?:(?:is|was|of)[ \t]{1,4})?[`'\"]?(?P<pvalue>[a-z0-9_./+=-]{16,256}))"
+)
+_PROSE_WORDS = ("pass", "secret", "token", "key")
+_GENERIC = tuple(
+    f"(?P<word>{word}){_NAME_TAIL}(?:{_SEPARATOR}{_VALUE}"
+    + (f"|{_PROSE_AHEAD})" if word in _PROSE_WORDS else ")")
+    for word in _GENERIC_WORDS
+)
 _CLI_FLAG = (
     # First a cheap look for what the key word search would scan in vain: 41 name characters
     # that start none of its words (a run of dashes).
@@ -848,6 +858,9 @@ _LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
 
 
 def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    if match.groupdict().get("pvalue") is not None:
+        yield from _scrub_context.vet_prose(match, text)
+        return
     word_start = match.start("word")
     before = text[max(0, word_start - 64) : word_start]
     key_start = word_start - (len(before) - len(before.rstrip(_KEY_CHARS_TEXT)))

@@ -91,9 +91,14 @@ def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Iterator[tup
     yield start, end, kind
 
 
+_AZURE_NAMES = ("Account", "SharedAccess")  # what stands right before `Key=`
+
+
 def _unseparated_vetter(kind: str) -> _s.Vetter:
     def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
         group = "value" if "value" in match.re.groupindex else 0
+        if group == "value" and not text.endswith(_AZURE_NAMES, 0, match.start()):
+            return
         start, end = match.span(group)
         if group == 0 and _s._word_before(text, start):
             return
@@ -351,38 +356,46 @@ def _vet_auth_tuple(
         yield start, end, "password"
 
 
-# -- bare tokens in prose -------------------------------------------------------------------------
+# -- bare tokens in prose (the generic rules' lookahead, `scrub._PROSE_AHEAD`) -------------------
 
-# "using token X", "the API key is X", "password: X" in a sentence: the word, at most a short verb,
-# then a value that looks generated (mixed case and digits, no path, no URL, not hex).
-_PROSE = r"{word}s?[ \t]{1,4}(?:(?:is|was|of|=)[ \t]{1,4})?[`'\"]?(?P<value>[a-z0-9_./+=-]{16,256})"
-_PROSE_WORDS = {"token": "token", "key": "api_key", "password": "password", "secret": "secret"}
+# The key word as written, and the type of what follows it.
+_PROSE_KINDS = {
+    "token": "token",
+    "tokens": "token",
+    "key": "api_key",
+    "keys": "api_key",
+    "password": "password",
+    "passwords": "password",
+    "passphrase": "password",
+    "secret": "secret",
+    "secrets": "secret",
+}
 _PROSE_TRAIL = ".,;:!?)'\"`"
 _HEX = frozenset("0123456789abcdefABCDEF-")
 
 
-def _prose_vetter(kind: str) -> _s.Vetter:
-    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-        if _s._word_before(text, match.start()):
-            return
-        start, end = match.span("value")
-        value = text[start:end].rstrip(_PROSE_TRAIL)
-        end = start + len(value)
-        if (
-            len(value) < 16
-            or not any(c.isupper() for c in value)
-            or not any(c.islower() for c in value)
-            or not any(c.isdigit() for c in value)
-            or set(value) <= _HEX
-            or value.count("/") > 1
-            or value.startswith(("/", "."))
-            or "=" in value.rstrip("=")
-            or _s.is_placeholder(value)
-        ):
-            return
-        yield start, end, kind
-
-    return vet
+def vet_prose(match: re.Match[str], text: str) -> Iterator[tuple[int, int, str]]:
+    """A value after "token", "key", "password" or "secret" in a sentence: redacted when it
+    looks generated (capitals, small letters and digits; no path, no hex digest, no URL)."""
+    kind = _PROSE_KINDS.get(text[match.start("word") : match.end()].lower())
+    if kind is None or _s._word_before(text, match.start("word")):
+        return
+    start, end = match.span("pvalue")
+    value = text[start:end].rstrip(_PROSE_TRAIL)
+    end = start + len(value)
+    if (
+        len(value) < 16
+        or not any(c.isupper() for c in value)
+        or not any(c.islower() for c in value)
+        or not any(c.isdigit() for c in value)
+        or set(value) <= _HEX
+        or value.count("/") > 1
+        or value.startswith(("/", "."))
+        or "=" in value.rstrip("=")
+        or _s.is_placeholder(value)
+    ):
+        return
+    yield start, end, kind
 
 
 def rules(scrub_module: object) -> tuple[_s.Rule, ...]:
@@ -406,8 +419,4 @@ def rules(scrub_module: object) -> tuple[_s.Rule, ...]:
         Rule("consul_token_header", _TOKEN_HEADER, True, _uuid_vetter("consul_token"), "x-"),
         Rule("heroku_cli_uuid", _HEROKU_CLI, True, _uuid_vetter("heroku_api_key"), "heroku"),
         Rule("auth_tuple", _AUTH_TUPLE, True, _vet_auth_tuple, "auth"),
-        *(
-            Rule(f"prose_{word}", _PROSE.replace("{word}", word), True, _prose_vetter(kind), word)
-            for word, kind in _PROSE_WORDS.items()
-        ),
     )

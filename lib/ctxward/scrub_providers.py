@@ -90,17 +90,13 @@ UNSEPARATED: tuple[tuple[str, str, str, str], ...] = (
         "atlassian_token",
         r"ATATT3[" + _A + r"_=-]{150,220}(?![A-Za-z0-9_=-])",
     ),
+    # AccountKey= and SharedAccessKey= (Azure connection strings): one scan for `Key=`, the
+    # scrubber checks the word before it.
     (
-        "AccountKey=",
+        "Key=",
         "azure_storage_key",
         "azure_storage_key",
-        r"AccountKey=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})",
-    ),
-    (
-        "SharedAccessKey=",
-        "azure_shared_access_key",
-        "azure_storage_key",
-        r"SharedAccessKey=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})",
+        r"Key=(?P<value>[A-Za-z0-9+/]{40,100}={0,2})",
     ),
 )
 
