@@ -3,7 +3,14 @@
 Every writer and injector calls `scrub` before text is persisted or shown to a model (seed 000
 §13, Layer 2). Standard library only: hooks call it on their hot path.
 
-How it stays fast (≥ 20 MB/s on 1 MB inputs, see bench/scrub_throughput.py): every rule is one
+The table: the rules below (keys, vendor tokens, connection strings, generic assignments), then
+the provider formats as data (`scrub_providers.py`, behind one gate) and the contextual
+detectors (`scrub_context.py`), then a second pass (`_repeats`) that removes every other
+occurrence of a value already found, and the project's own `scrub:` config (`configure`, checked
+by `scrub_config.py`). `explain` names the rule of each redaction (`ctxward scrub --explain`).
+
+How it stays fast (bench/scrub_throughput.py: text with few secrets ~20-30 MB/s; dense secrets
+are slower, each candidate being vetted in Python): every rule is one
 regular expression that starts with a literal anchor (`-----BEGIN`, `ghp_`, `sk-`, `AKIA`, `eyJ`,
 `://`, or a key word such as `token` followed by an assignment), so the regex engine skips
 through the text in C and Python only sees real candidates. Each candidate is then checked by

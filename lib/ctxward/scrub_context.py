@@ -1,16 +1,17 @@
 """The scrubber's provider gate and contextual detectors (rules for `ctxward.scrub.RULES`).
 
-- The provider gate: one scan for the place where a token's prefix ends (`_`, `-` or `.` then 16
-  token characters, one of them a capital or a digit), then the provider table
+- The provider gate: one scan per separator for the place where a token's prefix ends (`_`, `-`
+  or `.` then 16 token characters, one of them a capital or a digit), then the provider table
   (`scrub_providers.PROVIDERS`, one alternation) is matched at the start of that token only. So
-  40 formats cost one pass over the text, not one each, and each character is looked at a
+  ~30 formats cost three literal-led scans, not one each, and each character is looked at a
   bounded number of times (a run that matched nothing is skipped whole).
 - Contextual detectors, for secrets that have no shape of their own: a token as URL userinfo
   (`scheme://TOKEN@host`), URL passwords holding `? # / ! $ % @`, command-line password flags
   (`-p VALUE`, `-p'VALUE'`, `--requirepass`), `.netrc` entries across lines, a name and its value
   in separate fields (k8s `name:`/`value:`, XML `key=`/`value=`, Postman, HAR), base64-wrapped PEM
   keys (kubeconfig `client-key-data`), UUID secrets known by context (Consul/Nomad SecretID,
-  `heroku auth:token`), keyword-less credentials in code (`auth=("user", "pw")`).
+  `heroku auth:token`), keyword-less credentials in code (`auth=("user", "pw")`), and
+  `vet_prose`, which vets the generic rules' prose lookahead ("using token X").
 
 Every pattern is bounded and anchored on a literal (linear, see `ctxward.scrub`). Standard
 library only.
