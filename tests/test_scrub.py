@@ -601,8 +601,28 @@ def test_recall_on_the_corpus(seed: int) -> None:
     assert found / total >= 0.99, "\n".join(misses)
 
 
+def test_a_mixed_document_loses_every_secret_and_keeps_every_hard_negative() -> None:
+    """All the positive cases and hard negatives, interleaved in one document (a long session
+    log): no 8-character fragment of a secret survives, and every one-line hard negative is
+    still there, byte for byte."""
+    fake = Fake(21)
+    cases = positives(fake)
+    negatives = [doc for doc in hard_negatives(fake) if "\n" not in doc]
+    # Separated by a blank line, as tool outputs in a log are (a truncated key block ends there).
+    pieces = [p for pair in zip(cases, negatives * 3, strict=False) for p in (pair[0].doc, pair[1])]
+    doc = "\n\n".join(pieces)
+    out = redact(doc)
+    for case in cases:
+        for secret in case.secrets:
+            rest = doc.replace(secret, "")
+            assert not [w for w in _fragments(secret, rest) if w in out], case.name
+    for negative in negatives:
+        assert negative in out, negative
+
+
 def test_every_secret_type_has_a_positive_case() -> None:
     kinds = {case.kind for case in positives(Fake(0))}
+    assert len(kinds) >= 40
     missing = set(SECRET_TYPES) - kinds - {"basic_auth"}
     assert not missing
     assert basic_auth_case()[1] == "basic_auth"
