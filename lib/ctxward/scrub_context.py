@@ -119,6 +119,7 @@ _URL_USER = r"://(?P<user>[^\s:@/?#\"'<>\[\]\\]{0,128}):"
 _URL_SEGMENT = r"[^\s\"'<>\\`]{1,256}"
 _URL_HOST = r"[A-Za-z0-9][A-Za-z0-9.-]{0,253}(?::\d{1,5})?(?:[/?#]|\Z)"
 _PORT_PATH = r"\d{1,5}(?:[/?#]|\Z)"
+_URL_AT_TRIES = 4
 
 
 def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
@@ -136,11 +137,17 @@ def _vet_url_special(
     if segment_match is None:
         return
     segment = segment_match.group(0)
+    following = segment.find("://")  # the next URL: no password runs into it
+    if following >= 0:
+        segment = segment[:following]
     if "@" not in segment:
         return
     at = len(segment)
     host = _s._regex(_URL_HOST)
-    while (at := segment.rfind("@", 0, at)) > 0:
+    for _ in range(_URL_AT_TRIES):  # the last few @ only: bounded work per URL
+        at = segment.rfind("@", 0, at)
+        if at <= 0:
+            return
         password = segment[:at]
         if not host.match(segment, at + 1):
             continue
