@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Scrubber throughput on 1 MB inputs: ctxward.scrub against a naive 15-regex scrubber.
+"""Scrubber throughput on 1 MB inputs: ctxward.scrub, a plain `re` baseline, detect-secrets.
 
     .venv/bin/python bench/scrub_throughput.py [--runs 7] [--size 1048576]
 
-Two inputs, both generated here (fake secrets only, built from pieces):
+Three inputs, all generated here (fake secrets only, built from pieces):
+- "dense": one secret every ~150 bytes (issue 15's case: a log or a dump full of credentials),
+  of ~50 kinds, one-line each, between lines of ordinary text;
 - "mixed": agent transcript lines, logs, test output, git log, code, YAML, JSON, prose and base64
-  images, with a few secrets of several kinds scattered through it;
+  images, with a few secrets of several kinds scattered through it (one per ~100 KB);
 - "clean": the same kind of text without secrets.
-Each figure is the median of --runs runs. The issue's target is ≥ 20 MB/s for ctxward.
+Each figure is the median of --runs runs, in CPU time (the scrubber is single-threaded: on an idle
+machine that is its wall time; on a shared one, it leaves out the other processes). The baseline
+is a naive 15-regex scrubber (one `re` per type, no allowlist): the ratio ctxward / baseline
+says how much of the cost is the vetting that keeps precision. detect-secrets 1.5.0 (a dev
+dependency: `pip install -e .[dev]`) runs its default plugins line by line through its public
+`scan_line` on the first 64 KB of each input, once (it is ~500x slower); the bench says so and
+goes on when it is missing. Issue 15's targets: >= 20 MB/s on dense text, >= 30 MB/s on clean.
 """
 
 from __future__ import annotations
@@ -128,6 +136,48 @@ def _secret(rng: random.Random) -> str:
     return rng.choice(kinds)()
 
 
+def _dense_secret(rng: random.Random) -> str:
+    """One line holding one secret, of many kinds (the prefixes are split, as in the tests)."""
+    hexa, b64 = "0123456789abcdef", ALNUM + "+/"
+    kinds: list[Callable[[], str]] = [
+        lambda: "GITHUB_TOKEN=" + "gh" + "p_" + _rand(rng, 36),
+        lambda: "curl -H 'Authorization: Bearer " + _rand(rng, 40) + "' https://api",
+        lambda: "aws_secret_access_key = " + _rand(rng, 40, b64),
+        lambda: "DATABASE_URL=postgres://app:" + _rand(rng, 16) + "@db:5432/app",
+        lambda: "OPENAI_API_KEY=" + "s" + "k-proj-" + _rand(rng, 64),
+        lambda: '{"password": "' + _rand(rng, 14) + '"}',
+        lambda: "export GITLAB_TOKEN=" + "gl" + "pat-" + _rand(rng, 20),
+        lambda: "stripe.api_key = '" + "sk" + "_live_" + _rand(rng, 24) + "'",
+        lambda: "//registry.npmjs.org/:_authToken=" + "np" + "m_" + _rand(rng, 36),
+        lambda: "HF_TOKEN=" + "h" + "f_" + _rand(rng, 34),
+        lambda: "sendgrid: " + "S" + "G." + _rand(rng, 22) + "." + _rand(rng, 43),
+        lambda: "doctl auth init -t " + "do" + "p_v1_" + _rand(rng, 64, hexa),
+        lambda: "mysql -uroot -p" + _rand(rng, 14) + " shop",
+        lambda: "git clone https://" + _rand(rng, 40) + "@git.example.com/o/r",
+        lambda: '  - name: DB_PASSWORD\n    value: "' + _rand(rng, 16) + '"',
+        lambda: "SecretID:  " + _uuid(rng),
+        lambda: 'requests.get(url, auth=("deploy", "' + _rand(rng, 14) + '"))',
+        lambda: "AccountKey=" + _rand(rng, 86, b64) + "==;EndpointSuffix=core",
+        lambda: "DATABRICKS_HOST=x " + "da" + "pi" + _rand(rng, 32, hexa),
+        lambda: "xoxb-" + str(rng.randint(10**10, 10**11)) + "-" + _rand(rng, 24),
+    ]
+    return rng.choice(kinds)() + "\n"
+
+
+def dense_corpus(size: int, seed: int = 1) -> str:
+    """About `size` characters, one secret every ~150 bytes."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        filler = _block(rng)
+        filler = filler[: rng.randint(40, 110)].rsplit(" ", 1)[0] + "\n"
+        secret = _dense_secret(rng)
+        parts += [filler, secret]
+        total += len(filler) + len(secret)
+    return "".join(parts)[:size]
+
+
 def corpus(size: int, *, secrets: bool, seed: int = 1) -> str:
     """About `size` characters of agent-session text; with `secrets`, ~one per 100 KB."""
     rng = random.Random(seed)
@@ -176,11 +226,29 @@ def naive_scrub(text: str) -> str:
 
 def median_mb_per_s(function: Callable[[str], object], text: str, runs: int) -> float:
     timings = []
-    for _ in range(runs):
-        start = time.perf_counter()
+    for _ in range(runs):  # CPU time: the machine is shared, and the scrubber is one thread
+        start = time.process_time()
         function(text)
-        timings.append(time.perf_counter() - start)
+        timings.append(time.process_time() - start)
     return len(text.encode("utf-8")) / statistics.median(timings) / 1e6
+
+
+def detect_secrets_mb_per_s(text: str) -> float | None:
+    """detect-secrets 1.5.0's default plugins over `text`, line by line; None when missing."""
+    try:
+        from detect_secrets.core.scan import scan_line
+        from detect_secrets.settings import default_settings
+    except ImportError:
+        return None
+    with default_settings():
+        start = time.perf_counter()
+        for line in text.splitlines():
+            for _ in scan_line(line):
+                pass
+        return len(text.encode("utf-8")) / (time.perf_counter() - start) / 1e6
+
+
+DETECT_SECRETS_BYTES = 64 * 1024
 
 
 def main() -> int:
@@ -188,20 +256,37 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--size", type=int, default=1 << 20)
     args = parser.parse_args()
+    inputs = (
+        ("dense (1 per ~150 B)", dense_corpus(args.size), 20.0),
+        ("mixed (with secrets)", corpus(args.size, secrets=True), 20.0),
+        ("clean (no secrets)", corpus(args.size, secrets=False), 30.0),
+    )
     rows = []
-    for name, secrets in (("mixed (with secrets)", True), ("clean (no secrets)", False)):
-        text = corpus(args.size, secrets=secrets)
+    for name, text, target in inputs:
         ours = median_mb_per_s(scrub, text, args.runs)
         naive = median_mb_per_s(naive_scrub, text, args.runs)
+        other = detect_secrets_mb_per_s(text[:DETECT_SECRETS_BYTES])
         found = len(scrub(text)[1])
-        rows.append((name, ours, naive, found))
+        rows.append((name, ours, naive, other, found, target))
     print(f"scrub throughput on {args.size / 2**20:.1f} MiB inputs, median of {args.runs} runs")
-    print(f"{'input':<22} {'ctxward MB/s':>13} {'naive MB/s':>11} {'ratio':>7} {'redactions':>11}")
-    for name, ours, naive, found in rows:
-        print(f"{name:<22} {ours:>13.1f} {naive:>11.1f} {ours / naive:>6.1f}x {found:>11}")
-    worst = min(row[1] for row in rows)
-    verdict = "meets" if worst >= 20 else "MISSES"
-    print(f"slowest: {worst:.1f} MB/s ({verdict} the 20 MB/s target)")
+    print(
+        f"{'input':<22} {'ctxward MB/s':>13} {'re MB/s':>8} {'ratio':>6} "
+        f"{'detect-secrets MB/s':>20} {'ratio':>7} {'redactions':>11} {'target':>8}"
+    )
+    missing = False
+    for name, ours, naive, other, found, target in rows:
+        if other is None:
+            missing = True
+            theirs = f"{'-':>20} {'-':>7}"
+        else:
+            theirs = f"{other:>20.2f} {ours / other:>6.0f}x"
+        verdict = "met" if ours >= target else "MISSED"
+        print(
+            f"{name:<22} {ours:>13.1f} {naive:>8.1f} {ours / naive:>5.2f}x {theirs} "
+            f"{found:>11} {target:>5.0f} {verdict}"
+        )
+    if missing:
+        print("detect-secrets is not installed (pip install -e .[dev]): its columns are empty")
     return 0
 
 

@@ -209,6 +209,26 @@ def test_scrub_command(invoke, project: Path) -> None:
     }
 
 
+def test_scrub_explain_names_the_rule_of_every_redaction(invoke, project: Path) -> None:
+    token = fake_token(3)
+    password = "".join(random.Random(4).choice(string.ascii_letters) for _ in range(10)) + "7!x"
+    text = f"a=1\nGITHUB_TOKEN={token}\nmysql -uroot -p{password} shop\nagain: {password} ok\n"
+    result = invoke("scrub", "--explain", stdin=text)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "2:14  github_token  github_token  (40 chars)",
+        f"3:16  password  cli_password_flag  ({len(password)} chars)",
+        f"4:8  password  repeat  ({len(password)} chars)",
+    ]
+    assert token not in result.stdout and password not in result.stdout
+    data = json.loads(invoke("scrub", "--explain", "--json", stdin=text).stdout)
+    assert [(r["type"], r["rule"]) for r in data["redactions"]] == [
+        ("github_token", "github_token"),
+        ("password", "cli_password_flag"),
+        ("password", "repeat"),
+    ]
+
+
 def test_scrub_rejects_non_utf8(invoke, project: Path) -> None:
     (project / "bin").write_bytes(b"\xff\xfe")
     result = invoke("scrub", str(project / "bin"))

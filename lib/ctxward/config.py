@@ -188,8 +188,11 @@ def parse(data: object, source: str) -> Config:
     top = _mapping(
         data,
         source,
-        {"preset", "dispatch", "injection", "reports", "scoring", "bank", "debate", "drift"},
+        {"preset", "dispatch", "injection", "reports", "scoring", "bank", "debate", "drift", "scrub"},
     )
+    from ctxward import scrub_config
+
+    scrub_config.parse(top.get("scrub"), f"{source}: scrub")  # refused here; in force at load
     preset = top.get("preset")
     if preset is not None and preset not in PRESETS:
         raise BadInput(f"{source}: preset: {preset!r} is not one of {', '.join(PRESETS)}")
@@ -292,7 +295,12 @@ def load(project: Project) -> Config:
     refused = unsafe(data, max_nodes=2 * len(text) + 100)  # a YAML alias bomb, say
     if refused is not None:
         raise BadInput(f"{source}: {refused}")
-    return parse(data, source)
+    config = parse(data, source)
+    if isinstance(data, dict) and data.get("scrub") is not None:
+        from ctxward import scrub_config
+
+        scrub_config.apply(data["scrub"], f"{source}: scrub")
+    return config
 
 
 _KEYWORD_KEYS = {"term", "impact", "risk", "novelty", "category", "forms"}

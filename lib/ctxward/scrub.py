@@ -3,7 +3,14 @@
 Every writer and injector calls `scrub` before text is persisted or shown to a model (seed 000
 §13, Layer 2). Standard library only: hooks call it on their hot path.
 
-How it stays fast (≥ 20 MB/s on 1 MB inputs, see bench/scrub_throughput.py): every rule is one
+The table: the rules below (keys, vendor tokens, connection strings, generic assignments), then
+the provider formats as data (`scrub_providers.py`, behind one gate) and the contextual
+detectors (`scrub_context.py`), then a second pass (`_repeats`) that removes every other
+occurrence of a value already found, and the project's own `scrub:` config (`configure`, checked
+by `scrub_config.py`). `explain` names the rule of each redaction (`ctxward scrub --explain`).
+
+How it stays fast (bench/scrub_throughput.py: text with few secrets ~20-30 MB/s; dense secrets
+are slower, each candidate being vetted in Python): every rule is one
 regular expression that starts with a literal anchor (`-----BEGIN`, `ghp_`, `sk-`, `AKIA`, `eyJ`,
 `://`, or a key word such as `token` followed by an assignment), so the regex engine skips
 through the text in C and Python only sees real candidates. Each candidate is then checked by
@@ -36,6 +43,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 
 # typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
@@ -53,6 +61,8 @@ if TYPE_CHECKING:
     Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
     Matcher = Callable[["re.Pattern[str]", str], Iterator["re.Match[str]"]]
 
+from ctxward.scrub_providers import TYPES as _PROVIDER_TYPES  # noqa: E402
+
 REPLACEMENT = "[REDACTED:{type}]"
 
 # The types a redaction can carry, most specific first (a lower rank wins an overlap).
@@ -69,6 +79,7 @@ SECRET_TYPES: dict[str, str] = {
     "aws_access_key_id": "AWS access key id (AKIA…, ASIA…)",
     "aws_secret_access_key": "AWS secret access key",
     "heroku_api_key": "Heroku API key",
+    **_PROVIDER_TYPES,
     "jwt": "JSON Web Token",
     "postgres_url": "password in a PostgreSQL connection string",
     "mysql_url": "password in a MySQL / MariaDB connection string",
@@ -115,9 +126,131 @@ def find(text: str) -> list[Redaction]:
     if len(lowered) != len(text):  # a few non-ASCII letters change length when lowered
         lowered = text.translate(_ASCII_LOWER)
     spans: list[tuple[int, int, str]] = []
-    for rule in RULES:
+    for rule in RULES + _USER_RULES:
         spans.extend(rule.find(text, lowered))
+    if _ALLOW and spans:
+        spans = [span for span in spans if text[span[0] : span[1]] not in _ALLOW]
+    if spans:
+        spans.extend(_repeats(text, spans))
     return _merge(spans)
+
+
+# The project's `scrub:` config section (scrub_config.py), once a config has been loaded.
+_ALLOW: frozenset[str] = frozenset()
+_USER_RULES: tuple[Rule, ...] = ()
+
+
+def configure(*, allow: frozenset[str], rules: tuple[tuple[str, str, str], ...]) -> None:
+    """Put a project's allowlist and extra rules `(id, type, pattern)` in force for `scrub()`.
+
+    The patterns come checked by `scrub_config.unsafe` (bounded, anchored on a literal). A rule
+    type is added to `SECRET_TYPES` ranked last, so a built-in type wins an overlap.
+    """
+    from ctxward.scrub_config import keyword_of
+
+    global _ALLOW, _USER_RULES
+    _ALLOW = allow
+    built = []
+    for rule_id, kind, pattern in rules:
+        if kind not in _RANK:
+            _RANK[kind] = len(_RANK)
+        built.append(
+            Rule(f"user:{rule_id}", pattern, False, _user_vetter(kind), keyword_of(pattern))
+        )
+    _USER_RULES = tuple(built)
+
+
+def _user_vetter(kind: str) -> Vetter:
+    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+        group = "secret" if "secret" in match.re.groupindex else 0
+        start, end = match.span(group)
+        if end > start and not is_placeholder(text[start:end]):
+            yield start, end, kind
+
+    return vet
+
+
+def explain(text: str) -> list[tuple[Redaction, str]]:
+    """`find(text)`, each redaction with the id of the rule that made it (`repeat`: the second
+    pass, a value some rule found elsewhere in the text)."""
+    if not text:
+        return []
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = text.translate(_ASCII_LOWER)
+    named: list[tuple[int, int, str, str]] = []
+    for rule in RULES + _USER_RULES:
+        named.extend((start, end, kind, rule.name) for start, end, kind in rule.find(text, lowered))
+    if _ALLOW:
+        named = [n for n in named if text[n[0] : n[1]] not in _ALLOW]
+    spans = [(start, end, kind) for start, end, kind, _ in named]
+    if spans:
+        named.extend((start, end, kind, "repeat") for start, end, kind in _repeats(text, spans))
+        spans = [(start, end, kind) for start, end, kind, _ in named]
+    named.sort()
+    explained: list[tuple[Redaction, str]] = []
+    index = 0
+    for redaction in _merge(spans):
+        start, end = redaction["position"]
+        while index < len(named) and named[index][1] <= start:
+            index += 1
+        # The first rule of the winning type inside the redaction; `repeat` only when no rule
+        # found this occurrence itself (the second pass finds the first occurrences again).
+        rule_id = "repeat"
+        for n in named[index:]:
+            if n[0] >= end:
+                break
+            if n[2] == redaction["type"] and n[3] != "repeat" and n[1] > start:
+                rule_id = n[3]
+                break
+        explained.append((redaction, rule_id))
+    return explained
+
+
+_REPEAT_MAX = 4096
+_REPEAT_MIN = 8  # a shorter value could be a word that happens to be a password elsewhere
+_REPEAT_RUN = r"[A-Za-z0-9]{8,}"
+_FIND_EACH = 16  # up to this many values, one `str.find` scan each; past it, one run scan
+
+
+def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Every other occurrence of a value already found: once a secret is known, it goes
+    everywhere (`--password X` on one line, X bare in a log line later).
+
+    Linear in practice: with few values, one substring scan each; with many, one count of the
+    runs of letters and digits, and a scan only for the values whose first run the text holds
+    more often than they were found (an occurrence of a value holds that run, whole, wherever
+    the value stands as a token of its own).
+    """
+    values: dict[str, str] = {}
+    seen: dict[str, int] = {}  # how often each value was found already
+    for start, end, kind in spans:
+        if not _REPEAT_MIN <= end - start <= _REPEAT_MAX:
+            continue  # a key block is not repeated token by token
+        value = text[start:end]
+        if "\n" not in value:
+            values.setdefault(value, kind)
+            seen[value] = seen.get(value, 0) + 1
+    found: list[tuple[int, int, str]] = []
+    if len(values) > _FIND_EACH:
+        # Many values: count the runs of letters and digits once (in C), and look again only
+        # for a value whose first run occurs more often than the value was found.
+        from collections import Counter
+
+        run = _regex(_REPEAT_RUN)
+        counts = Counter(run.findall(text))
+        wanted: dict[str, str] = {}
+        for value, kind in values.items():
+            first = run.search(value)
+            if first is None or counts[first.group(0)] > seen[value]:
+                wanted[value] = kind
+        values = wanted
+    for value, kind in values.items():
+        at = text.find(value)
+        while at >= 0:
+            found.append((at, at + len(value), kind))
+            at = text.find(value, at + len(value))
+    return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,8 +382,31 @@ _MARKS = (
     *_MARK_SYMBOLS,
     *(form for word in _MARK_WORDS for form in (word, word.upper(), word.capitalize())),
 )
-_REFERENCE_PREFIXES = ("$", "%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
+_REFERENCE_PREFIXES = ("%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
+# `$VAR`, `$VAR/path`, `${VAR}`, `$(cmd)`, `$1`: a shell or template reference, where `$ecr3t!x`
+# is a password that starts with a dollar sign.
+_SHELL_REFERENCE = r"\$(?:[{(]|[A-Za-z_][A-Za-z0-9_]*(?:[/.:@-]|\Z)|\d|\$|\Z)"
 _SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+# The marks split for speed (every candidate is vetted): the ones with a symbol are looked for
+# only in a value that has a symbol; each word is looked for once, lower-cased, and only when
+# found, in the cases that count.
+_SYMBOL_MARKS = tuple(mark for mark in _MARKS if not mark.isalnum())
+_ALNUM_MARKS = tuple(mark for mark in _MARKS if mark.isalnum())
+_MARKS_BY_LOWER: dict[str, tuple[str, ...]] = {}
+for _mark in _ALNUM_MARKS:
+    _MARKS_BY_LOWER[_mark.lower()] = (*_MARKS_BY_LOWER.get(_mark.lower(), ()), _mark)
+del _mark
+
+
+def _has_mark(stripped: str, lowered: str) -> bool:
+    if not stripped.isalnum() and any(mark in stripped for mark in _SYMBOL_MARKS):
+        return True
+    return any(
+        low in lowered and any(mark in stripped for mark in forms)
+        for low, forms in _MARKS_BY_LOWER.items()
+    )
 
 
 def is_placeholder(value: str) -> bool:
@@ -259,9 +415,11 @@ def is_placeholder(value: str) -> bool:
     lowered = stripped.lower()
     if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
         return True
-    if any(mark in stripped for mark in _MARKS) or _regex(_MARK_SHORT).search(stripped):
+    if _has_mark(stripped, lowered) or _regex(_MARK_SHORT).search(stripped):
         return True
-    if lowered.startswith(_REFERENCE_PREFIXES):
+    if lowered.startswith(_REFERENCE_PREFIXES) or (
+        stripped.startswith("$") and _regex(_SHELL_REFERENCE).match(stripped)
+    ):
         return True
     if len(set(lowered)) <= 2:  # xxxxxxxx, ********, aaaa-aaaa
         return True
@@ -659,9 +817,9 @@ _classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
 # The value after an assignment: JSON/YAML/INI/env/TOML/CLI forms.
 _VALUE = (
     r"[ \t]{0,8}(?:"
-    r"(?P<esc>\\{1,8})\"(?P<escaped>[^\"\\\n]{1,4096})(?P=esc)\""
-    r"|\"(?P<double>[^\"\n]{1,4096})\""
-    r"|'(?P<single>[^'\n]{1,4096})'"
+    r"(?P<esc>\\{1,8})\"(?P<escaped>[^\"\\\n]{1,4096})(?=\\)"  # closed in _vet_value
+    r"|\"(?P<double>(?:[^\"\\\n]|\\[^\n]){1,4096})\""
+    r"|'(?P<single>(?:[^'\\\n]|\\[^\n]){1,4096})'"
     r"|`(?P<back>[^`\n]{1,4096})`"
     r"|(?P<bare>[^\s\"'`\\]{1,1024}))"
 )
@@ -672,7 +830,17 @@ _SEPARATOR = (
 )
 _NAME_TAIL = r"(?=(?P<tail>[a-z0-9_.-]{0,48}))(?P=tail)"  # atomic (module doc)
 _GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
-_GENERIC = tuple(f"(?P<word>{word}){_NAME_TAIL}{_SEPARATOR}{_VALUE}" for word in _GENERIC_WORDS)
+# Or, with no separator, a generated-looking value in a sentence ("using token X", "the key is
+# X"): looked at, not consumed (a lookahead), so a match further on is found as before.
+_PROSE_AHEAD = (
+    r"(?=[ \t]{1,4}(?:(?:is|was|of)[ \t]{1,4})?[`'\"]?(?P<pvalue>[a-z0-9_./+=-]{16,256}))"
+)
+_PROSE_WORDS = ("pass", "secret", "token", "key")
+_GENERIC = tuple(
+    f"(?P<word>{word}){_NAME_TAIL}(?:{_SEPARATOR}{_VALUE}"
+    + (f"|{_PROSE_AHEAD})" if word in _PROSE_WORDS else ")")
+    for word in _GENERIC_WORDS
+)
 _CLI_FLAG = (
     # First a cheap look for what the key word search would scan in vain: 41 name characters
     # that start none of its words (a run of dashes).
@@ -689,7 +857,7 @@ _XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
     r"(?P<bare>[^<\s]{1,1024})</"
 )
-_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_KEY_CHARS_TEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _CALL = r"[A-Za-z_][A-Za-z0-9_.]*[(\[]"
 _CODE_STOP = r"[,;)}\]&|<>(\[]"
@@ -697,15 +865,21 @@ _LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
 
 
 def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    key_start = word_start = match.start("word")
-    floor = max(0, word_start - 64)
-    while key_start > floor and text[key_start - 1] in _KEY_CHARS:
-        if text[key_start - 1] in "ntr" and text[key_start - 2 : key_start - 1] == "\\":
-            break  # the n of an escaped newline starts no key name
-        key_start -= 1
-    kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
-    if kind is None:
+    if match.groupdict().get("pvalue") is not None:
+        yield from _scrub_context.vet_prose(match, text)
         return
+    word_start = match.start("word")
+    before = text[max(0, word_start - 64) : word_start]
+    key_start = word_start - (len(before) - len(before.rstrip(_KEY_CHARS_TEXT)))
+    if (
+        key_start < word_start
+        and text[key_start] in "ntr"
+        and text[key_start - 1 : key_start] == "\\"
+    ):
+        key_start += 1  # the n of an escaped newline starts no key name
+    kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
+    if kind is None or text.startswith("://", key_start - 3):
+        return  # (a URL's user name: its password is the url rule's, without the host after @)
     floor = max(0, key_start - 200)
     newline = text.rfind("\n", floor, key_start)
     escaped = text.rfind("\\n", floor, key_start)  # a line break inside JSON-encoded text
@@ -762,6 +936,11 @@ def _vet_value(
     if group is None:
         return
     start, end = match.span(group)
+    if group == "escaped":
+        closed = _escaped_end(text, end, len(match.group("esc")))
+        if closed is None:
+            return
+        end = closed
     value = text[start:end]
     if group == "bare":
         if _regex(_CALL).match(value):
@@ -786,6 +965,26 @@ def _vet_value(
     if not _acceptable(value, kind, quoted=group != "bare"):
         return
     yield start, end, kind
+
+
+_ESCAPED_RUN = r"[^\"\\\n]{0,4096}"
+_ESCAPED_HOPS = 8
+
+
+def _escaped_end(text: str, at: int, depth: int) -> int | None:
+    """Where a string quoted as `\\"…\\"` (JSON inside JSON, `depth` backslashes) ends, from
+    `at`, the first backslash after its opening; None when it does not close there. An inner
+    escaped quote (`2 * depth + 1` backslashes) is part of the value: at most a few of them."""
+    closing = "\\" * depth + '"'
+    inner = "\\" * (2 * depth + 1) + '"'
+    for _ in range(_ESCAPED_HOPS):
+        if text.startswith(closing, at):
+            return at
+        if not text.startswith(inner, at):
+            return None
+        run = _regex(_ESCAPED_RUN).match(text, at + len(inner))
+        at = run.end() if run else at + len(inner)
+    return None
 
 
 def _acceptable(value: str, kind: str, *, quoted: bool) -> bool:
@@ -869,6 +1068,12 @@ RULES: tuple[Rule, ...] = (
         for w, p in zip(_GENERIC_WORDS, _GENERIC, strict=True)
     ),
 )
+
+
+# The provider gate and the contextual detectors (scrub_context.py; it needs the helpers above).
+from ctxward import scrub_context as _scrub_context  # noqa: E402
+
+RULES = (*RULES, *_scrub_context.rules(sys.modules[__name__]))
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[Redaction]:
