@@ -172,7 +172,9 @@ def parse(data: object, source: str) -> Config:
     if data is None:
         return Config(source=source)
     top = _mapping(
-        data, source, {"preset", "dispatch", "injection", "reports", "scoring", "bank", "drift"}
+        data,
+        source,
+        {"preset", "dispatch", "injection", "reports", "scoring", "bank", "drift", "context"},
     )
     preset = top.get("preset")
     if preset is not None and preset not in PRESETS:
@@ -228,9 +230,19 @@ def parse(data: object, source: str) -> Config:
         reports=ReportsConfig(enforce=enforce),
         scoring=_parse_scoring(top.get("scoring", {}), f"{source}: scoring"),
         bank=_parse_bank(top.get("bank", {}), f"{source}: bank"),
-        drift=drift.parse_limits(top.get("drift"), f"{source}: drift"),
+        drift=_drift_and_context(top, source),
         source=source,
     )
+
+
+def _drift_and_context(top: dict[str, Any], source: str) -> dict[str, Any]:
+    """The `drift:` limits, carrying the `context:` section (large outputs, pressure stages),
+    which the drift observer applies on the same per-call state (ctxward.contextcheck)."""
+    from ctxward import contextcheck
+
+    limits = drift.parse_limits(top.get("drift"), f"{source}: drift")
+    limits["context"] = contextcheck.parse(top.get("context"), f"{source}: context")
+    return limits
 
 
 def config_path(project: Project) -> Path:
