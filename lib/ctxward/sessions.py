@@ -1022,6 +1022,24 @@ class _Budget:
         self.summary = _settle(self.summary)
         return self.summary.compressed_tokens > self.summary.budget
 
+    def refill(self) -> None:
+        """Bring back, category by category, the first held-over item while it fits: a long
+        error moved out can leave room for a short action item."""
+        moved = True
+        while moved:
+            moved = False
+            for name in CRITICAL:
+                held = self.summary.overflow.get(name, ())
+                if not held:
+                    continue
+                overflow = {**self.summary.overflow, name: held[1:]}
+                if not overflow[name]:
+                    del overflow[name]
+                back = getattr(self.summary, name) + held[:1]
+                candidate = _settle(self.summary.replace(overflow=overflow, **{name: back}))
+                if candidate.compressed_tokens <= candidate.budget:
+                    self.summary, moved = candidate, True
+
     def hold_over(self) -> bool:
         """Move one critical item from the block to the file's overflow: the last of the
         category with the most items left (the lower priority on a tie), so each keeps its
@@ -1053,6 +1071,7 @@ class _Budget:
             pass
         while self.over() and self.hold_over():  # then critical items move to the file
             pass
+        self.refill()
         while self.over() and self.cut("level"):  # the level (≤ 10 tokens) only if all else
             pass
         dropped = {name: tuple(items) for name, items in self.dropped.items()}
