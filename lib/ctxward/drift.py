@@ -171,8 +171,12 @@ TOOL, KEY, ARGS, FILE, OK, KIND, ID = range(7)
 
 
 def default_limits() -> dict[str, Any]:
-    """A fresh copy of DEFAULT_LIMITS (the `drift:` section when config.yaml has none)."""
+    """A fresh copy of DEFAULT_LIMITS (the `drift:` section when config.yaml has none), with the
+    `context:` section's defaults under "context" (ctxward.contextcheck rides on this state)."""
+    from ctxward.contextcheck import defaults
+
     copy: dict[str, Any] = json.loads(json.dumps(DEFAULT_LIMITS))
+    copy["context"] = defaults()
     return copy
 
 
