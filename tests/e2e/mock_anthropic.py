@@ -23,6 +23,9 @@ The reply is chosen from the conversation, first rule that matches wins:
     has fewer than n ``Read`` tool_use blocks so far: reply with a ``Read`` of that file and no
     text, a model working silently. The first reads the whole file; each later one reads one
     line (offset k, limit 1: no two calls alike). Once n reads were made the next rule answers.
+``mcp_call``
+    The first user message contains ``E2E_MCP_CALL=<tool>`` and the conversation has no
+    tool_use yet: reply with a call of that tool (e.g. ``mcp__e2e__dump``), no text.
 ``after_tool_result``
     The last user message carries a ``tool_result``. Reply with a text that quotes it.
 ``dispatch``
@@ -64,6 +67,7 @@ EYJ_SHAPE = "E2E_DISPATCH_SHAPE=eyj"
 REPEAT_BASH = re.compile(r"E2E_REPEAT_BASH=(\d+)")
 SILENT_READ = re.compile(r"E2E_SILENT_READ=(\d+):(/\S+)")
 TOKENS_PER_CALL = re.compile(r"E2E_TOKENS_PER_CALL=(\d+)")
+MCP_CALL = re.compile(r"E2E_MCP_CALL=(mcp__\w+)")
 # Fails (exit 2, file not found) and is a read-only command Claude Code runs without asking.
 REPEAT_COMMAND = "ls missing-ctxward-e2e"
 DEFAULT_INPUT_TOKENS = 1000
@@ -144,6 +148,9 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
             params.update(offset=done, limit=1)
         call = {"type": "tool_use", "id": f"toolu_mock{next(ids):06d}", "name": "Read"}
         return Reply("silent_read", [{**call, "input": params}], tokens)
+    if (mcp := MCP_CALL.search(first)) and not _tool_results(last):
+        call = {"type": "tool_use", "id": f"toolu_mock{next(ids):06d}", "name": mcp.group(1)}
+        return Reply("mcp_call", [{**call, "input": {"table": "rows"}}], tokens)
     if results := _tool_results(last):
         result = results[-1]
         quoted = _result_text(result)[:500]
