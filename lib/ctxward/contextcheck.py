@@ -76,6 +76,8 @@ def defaults() -> dict[str, Any]:
 
 def parse(value: object, where: str) -> dict[str, Any]:
     """Validate config.yaml's `context:` section over the defaults; BadInput names the key."""
+    from ctxward.drift import flag, whole_number
+
     settings = defaults()
     if value is None:
         return settings
@@ -92,16 +94,9 @@ def parse(value: object, where: str) -> dict[str, Any]:
         for key, setting in raw.items():
             at = f"{where}.{name}.{key}"
             if key == "enabled":
-                if not isinstance(setting, bool):
-                    raise BadInput(f"{at}: expected true or false, got {setting!r}")
-                section[key] = setting
+                section[key] = flag(setting, at)
             elif (name, key) in _RANGES:
-                low, high = _RANGES[(name, key)]
-                if isinstance(setting, bool) or not isinstance(setting, int):
-                    raise BadInput(f"{at}: expected a whole number, got {setting!r}")
-                if not low <= setting <= high:
-                    raise BadInput(f"{at}: {setting} is outside {low}..{high}")
-                section[key] = setting
+                section[key] = whole_number(setting, at, *_RANGES[(name, key)])
             elif (name, key) == (PRESSURE, "stages"):
                 section[key] = _stages(setting, at)
             else:

@@ -204,12 +204,7 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
             if name == "enabled":
                 section["enabled"] = _flag(setting, at)
             elif (key, name) in _RANGES:
-                low, high = _RANGES[(key, name)]
-                if isinstance(setting, bool) or not isinstance(setting, int):
-                    raise BadInput(f"{at}: expected a whole number, got {setting!r}")
-                if not low <= setting <= high:
-                    raise BadInput(f"{at}: {setting} is outside {low}..{high}")
-                section[name] = setting
+                section[name] = whole_number(setting, at, *_RANGES[(key, name)])
             else:
                 allowed = ", ".join(sorted(["enabled", *(n for s, n in _RANGES if s == key)]))
                 raise BadInput(f"{at}: unknown key (known: {allowed})")
@@ -226,6 +221,18 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
 def _flag(value: object, where: str) -> bool:
     if not isinstance(value, bool):
         raise BadInput(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+flag = _flag  # config.yaml's switches (ctxward.contextcheck too)
+
+
+def whole_number(value: object, where: str, low: int, high: int) -> int:
+    """A config.yaml count within low..high; BadInput names `where` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInput(f"{where}: expected a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise BadInput(f"{where}: {value} is outside {low}..{high}")
     return value
 
 
