@@ -333,3 +333,18 @@ def test_the_transcript_is_read_from_where_the_last_call_stopped(tmp_path):
     assert first.offset == len(big) + len(line) + 2  # the partial last line waits
     again = transcripttail.scan(str(path), first.offset, first.inode)
     assert again is not None and not again.text and again.offset == first.offset
+
+
+def test_a_critically_full_context_writes_the_session_summary(session, run_hook, project):
+    """Seed 001: "Compress at session end or when budget is critically low" (stage 90%)."""
+    session.text("We decided to use SQLite because it needs no server.")
+    session.text("TODO: add a smoke test for the importer.")
+    summary = project / ".ctxward" / "sessions" / f"{session.session_id}.yaml"
+    assert "stage 85%" in context(run_hook(session.call(usage=171_000))[1])
+    assert not summary.exists()  # 85%: not yet
+
+    assert "stage 90%" in context(run_hook(session.call(usage=181_000))[1])
+
+    text = summary.read_text(encoding="utf-8")
+    assert "SQLite because it needs no server" in text
+    assert "Add a smoke test for the importer" in text

@@ -7,6 +7,10 @@ a tool's output is over 2 KB (the first time for that tool in the session), or w
 reaches a pressure stage (once per stage and context segment), the answer carries one factual
 sentence each as `additionalContext`, which Claude Code puts next to the tool result.
 
+At the 90% and 99% pressure stages the session's seed 001 summary is also written to
+`.ctxward/sessions/<session id>.yaml` after the answer (seed 001: compress "when the context
+budget is critically low"), as PreCompact does before a compaction.
+
 An MCP tool's output over `context.large_output.offload_chars` (default 8,000 characters) is
 written to `.ctxward/offload/` (scrubbed, on disk first, named by its sha256) and the answer
 replaces it with a preview and the path (`hookSpecificOutput.updatedMCPToolOutput`, which Claude
@@ -25,7 +29,9 @@ from __future__ import annotations
 from typing import Any
 
 from ctxward import drift
-from ctxward.contextcheck import LARGE_OUTPUT, OFFLOAD
+from ctxward.contextcheck import LARGE_OUTPUT, OFFLOAD, PRESSURE
+
+CRITICAL_STAGE = 90  # the first of seed 002's stages that leaves little room
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 
@@ -41,7 +47,25 @@ def handle(event: HookEvent) -> Outcome:
             if report.get("signature") == LARGE_OUTPUT and stored is not None:
                 report["evidence"] = {**report.get("evidence", {}), **stored}
     context = drift.facts(event.project, facts, event.data) if facts else None
-    return Outcome(context=context or None, updated_mcp_output=updated)
+    return Outcome(
+        context=context or None, updated_mcp_output=updated, after=_summary_when_low(event, facts)
+    )
+
+
+def _summary_when_low(event: HookEvent, facts: list[Any]) -> Any:
+    """Seed 001 "compress … when the context budget is critically low": at the 90% and 99%
+    stages the session summary is written (once the fact is out), as PreCompact would."""
+    stages = [r["evidence"]["stage"] for r in facts if r.get("signature") == PRESSURE]
+    if not stages or max(stages) < CRITICAL_STAGE or event.name != drift.POST_TOOL_USE:
+        return None
+    transcript = event.text("transcript_path")
+
+    def after() -> None:
+        from ctxward.sessions import write_from_hook
+
+        write_from_hook(event.project, event.session_id, transcript)
+
+    return after
 
 
 def _offload(event: HookEvent) -> tuple[Any, dict[str, Any] | None]:
