@@ -30,9 +30,9 @@ from typing import Any
 
 from ctxward import drift
 from ctxward.contextcheck import LARGE_OUTPUT, OFFLOAD, PRESSURE
+from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 CRITICAL_STAGE = 90  # the first of seed 002's stages that leaves little room
-from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:
