@@ -348,3 +348,16 @@ def test_a_critically_full_context_writes_the_session_summary(session, run_hook,
     text = summary.read_text(encoding="utf-8")
     assert "SQLite because it needs no server" in text
     assert "Add a smoke test for the importer" in text
+
+
+def test_a_damaged_context_state_is_cleaned_not_trusted(session, run_hook, project):
+    run_hook(session.call(usage=1_000))
+    (state,) = (project / ".ctxward" / "sessions").glob("*.drift.json")
+    data = json.loads(state.read_text(encoding="utf-8"))
+    data["context"] = {"tail": ["x", -1], "told": "Bash", "stages": {"70": 1}, "tokens": True}
+    state.write_text(json.dumps(data), encoding="utf-8")
+
+    code, out, err = run_hook(session.call(usage=141_000))
+
+    assert (code, err) == (0, "")
+    assert "stage 70%" in context(out)

@@ -520,12 +520,34 @@ class Tracker:
             tracker.active = [str(name) for name in data["active"] if name in SIGNATURES]
             tracker.pending = [dict(item) for item in data["pending"]][-MAX_PENDING:]
             tracker.ids = [str(item) for item in data["ids"]][-RECENT_IDS:]
-            context = data.get("context")  # absent from a state written before issue 21
-            tracker.context = dict(context) if isinstance(context, dict) else {}
+            tracker.context = _context_state(data.get("context"))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"drift state is malformed: {exc}") from None
         del tracker.window[: max(0, len(tracker.window) - window_size(limits))]
         return tracker
+
+
+def _context_state(value: object) -> dict[str, Any]:
+    """The saved `ctxward.contextcheck` state, its parts checked (absent before issue 21)."""
+    state: dict[str, Any] = {}
+    if not isinstance(value, dict):
+        return state
+    tail = value.get("tail")
+    if isinstance(tail, list) and len(tail) == 2 and all(_is_count(n) for n in tail):
+        state["tail"] = list(tail)
+    told = value.get("told")
+    if isinstance(told, list):
+        state["told"] = [str(tool) for tool in told if isinstance(tool, str)][-64:]
+    stages = value.get("stages")
+    if isinstance(stages, list):
+        state["stages"] = [n for n in stages if _is_count(n)][-10:]
+    if _is_count(value.get("tokens")):
+        state["tokens"] = value["tokens"]
+    return state
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _count(value: object) -> int:

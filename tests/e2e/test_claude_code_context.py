@@ -2,11 +2,16 @@
 iterations), a large tool output (seed 004 G0: over 2 KB) and a context-pressure stage (seed 002
 ACC: 70, 80%) each reach the model, as facts, in the request after the tool call.
 
-One run, `claude -p "E2E_SILENT_READ=15:<big file> E2E_INPUT_TOKENS=138000
+One run, `claude -p "E2E_SILENT_READ=16:<big file> E2E_INPUT_TOKENS=138000
 E2E_TOKENS_PER_CALL=1600"`, in a scratch project wired with settings.example.json. The mock
-answers 15 turns with a Read and no text: first the whole 40 KB file, then one line at a time;
+answers 16 turns with a Read and no text: first the whole 40 KB file, then one line at a time;
 each reply reports 1,600 input tokens more than the last (138,000, 139,600, ... of the default
 200,000-token window). The transcript records that usage; the hook reads it from there.
+
+The CLI appends the transcript as it goes: on a loaded machine the line with the newest usage can
+land just after the hook of the call it asked for has run, so a stage may be told one call late
+(with the previous request's count). Seen once in a full-suite run; the test allows that one
+call, and no more.
 
 What the pinned CLI (2.1.332) does with the hook's additionalContext: a `role: system` message
 right after the tool result, "PostToolUse:Read hook additional context: <text>", kept in the
@@ -25,7 +30,8 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-READS = 15
+READS = 16
+SILENCE = 15  # seed 002: 15 calls without a text response
 BASE, PER_CALL = 138_000, 1_600
 PREFIX = "PostToolUse:Read hook additional context: "
 CAPTURE = (
@@ -107,24 +113,34 @@ def test_the_pressure_stages_arrive_once_each_from_the_recorded_usage(run):
     stages = {
         k: [f for f in new_facts(run, k) if "context holds" in f] for k in range(1, READS + 1)
     }
-    # Call k's hook sees the usage of the request that asked for it: BASE + PER_CALL * (k - 1).
-    told = {k: found for k, found in stages.items() if found}
-    assert list(told) == [3, 15], stages  # 141,200 (70.6%) and 160,400 (80.2%); silent below
-    assert told[3] == [
-        "ctxward context check: the context holds 141,200 tokens, 70% of the 200,000-token "
-        "window (the last request's usage in the transcript): stage 70% (warning). What usually "
-        "helps is to keep new tool outputs small (summary flags, slices, filters)."
-    ]
-    assert "holds 160,400 tokens, 80% of the 200,000-token window" in told[15][0]
-    assert "stage 80% (observation masking)" in told[15][0]
+    # Call k's hook sees the usage of the request that asked for it, BASE + PER_CALL * (k - 1):
+    # 70% is crossed at call 3 (141,200), 80% at call 15 (160,400); one call late at most.
+    told = {k: found[0] for k, found in stages.items() if found}
+    assert all(len(found) <= 1 for found in stages.values()), stages
+    (at_70, at_80) = told
+    assert at_70 in (3, 4) and at_80 in (15, 16), stages
+    for k, stage in ((at_70, 70), (at_80, 80)):
+        tokens = next(
+            BASE + PER_CALL * n
+            for n in (k - 1, k - 2)
+            if f"holds {BASE + PER_CALL * n:,} " in told[k]
+        )
+        assert tokens * 100 // 200_000 >= stage, told[k]
+        assert f"{tokens * 100 // 200_000}% of the 200,000-token window" in told[k]
+    assert told[at_70].endswith(
+        "of the 200,000-token window (the last request's usage in the transcript): stage 70% "
+        "(warning). What usually helps is to keep new tool outputs small (summary flags, "
+        "slices, filters)."
+    )
+    assert "stage 80% (observation masking)" in told[at_80]
 
 
 def test_silence_drift_is_told_live_after_the_15th_call_without_text(run):
     silence = {
         k: [f for f in new_facts(run, k) if "silence drift" in f] for k in range(1, READS + 1)
     }
-    assert [k for k, found in silence.items() if found] == [READS], silence
-    assert silence[READS] == [
+    assert [k for k, found in silence.items() if found] == [SILENCE], silence
+    assert silence[SILENCE] == [
         "ctxward drift check: silence drift — 15 tool calls came since the last text to the "
         "user; what usually helps is to re-read the plan and the active invariants, change the "
         "approach, or ask the user."
