@@ -90,8 +90,9 @@ def clean_task(t: Transcript, rng: random.Random, k: int) -> None:
     if rng.random() < 0.5:
         t.call("Read", {"file_path": test})
         t.call("Write", {"file_path": test, "content": f"def test_{k}(): pass\n"})
-    if rng.random() < 0.15:  # a red run, then a fix and a green run
+    if rng.random() < 0.15:  # a red run, a look at the code, a fix and a green run
         t.call("Bash", {"command": f"pytest -q tests/test_mod{k}.py -k first"}, ok=False)
+        t.call("Read", {"file_path": module})  # (Edit/Bash by turns six times is tool cycling)
         t.call("Edit", {"file_path": module, "old_string": f"new{k}", "new_string": f"fix{k}"})
     t.call("Bash", {"command": f"pytest -q tests/test_mod{k}.py"})
     if rng.random() < 0.3:
@@ -156,13 +157,14 @@ def plant_excessive_searching(t: Transcript, k: int) -> Iterator[int]:
     yield t.call("Grep", {"pattern": f"needle{k}"})
     yield t.call("Glob", {"pattern": f"**/*{k}*"})
     yield t.call("Bash", {"command": f"find . -name '*{k}*'"})
-    yield t.call("Read", {"file_path": f"{ROOT}/lib/a{k}.py"})
+    yield t.call("Read", {"file_path": f"{ROOT}/lib/a{k}.py"})  # a read: not a search (seed 002)
+    yield t.call("Bash", {"command": f"grep -rn needle{k} lib | head -5"})
     yield t.call("Bash", {"command": f"ls -la lib/{k}"})
 
 
 def plant_silence(t: Transcript, k: int) -> Iterator[int]:
     for n in range(15):
-        if n % 2:
+        if n % 3 == 2:  # not Bash/Edit by turns: that would be tool cycling too
             yield t.call(
                 "Edit", {"file_path": f"{ROOT}/s{k}_{n}.py", "old_string": "a", "new_string": "b"}
             )

@@ -277,7 +277,7 @@ def test_values_are_frozen_records():
     assert hash(outcome) == hash(Outcome(decision="deny", reason="too big"))
     assert repr(NOTHING) == (
         "Outcome(after=None, context=None, decision=None, notice=None, plain=None, reason=None, "
-        "updated_input=None)"
+        "updated_input=None, updated_mcp_output=None)"
     )
     with pytest.raises(AttributeError, match="frozen"):
         outcome.reason = "other"
@@ -318,6 +318,7 @@ def test_value_as_dict_is_dataclasses_asdict(tmp_path):
         "reason",
         "updated_input",
         "after",
+        "updated_mcp_output",
     ]
     copied = as_dict["data"]
     assert copied is not data and copied["tool_input"]["paths"] is not data["tool_input"]["paths"]

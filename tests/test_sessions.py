@@ -175,30 +175,32 @@ def everything(summary: sessions.Summary) -> str:
 def test_every_planted_decision_error_and_action_is_kept(tmp_path):
     extraction, summary = summary_of(tmp_path, planted_session())
 
-    decisions = "\n".join(summary.decisions)
+    decisions = "\n".join(summary.everything("decisions"))  # in the block or the file's overflow
     for fragment in DECISIONS.values():
         assert fragment in decisions
-    assert len(summary.errors_and_fixes) == 2
+    errors = summary.everything("errors_and_fixes")
+    assert len(errors) == 2
     for error, fix in ERRORS.items():
-        (item,) = [e for e in summary.errors_and_fixes if error in e]
+        (item,) = [e for e in errors if error in e]
         assert item.index(error) < item.index(" → ") < item.index(fix)  # error, then its fix
-    actions = "\n".join(summary.action_items)
+    actions = "\n".join(summary.everything("action_items"))
     for fragment in ACTIONS.values():
         assert fragment in actions
-    assert len(summary.action_items) == 3
-    assert summary.level == "beginner"
+    assert len(summary.everything("action_items")) == 3
+    assert extraction.level == "beginner"
     assert extraction.preferences == ("Please keep answers concise",)
-    # Three of each critical category leave no room for the preference: it is in the file.
+    # Three of each critical category leave no room for the user: it is in the file.
     assert summary.dropped["preferences"] == ("Please keep answers concise",)
+    assert summary.compressed_tokens <= summary.budget
     assert extraction.user_messages == 6 and extraction.assistant_messages == 7
 
 
 def test_one_decision_said_three_ways_is_kept_once(tmp_path):
     _, summary = summary_of(tmp_path, planted_session())
 
-    postgres = [d for d in summary.decisions if "PostgreSQL" in d]
+    postgres = [d for d in summary.everything("decisions") if "PostgreSQL" in d]
     assert postgres == ["PostgreSQL over MySQL because we need JSONB support"]
-    assert len(summary.decisions) == 3
+    assert len(summary.everything("decisions")) == 3
 
 
 def test_filler_greetings_code_tool_output_and_injected_text_are_not_content(tmp_path):
@@ -249,7 +251,8 @@ def test_an_action_said_done_later_is_marked_done(tmp_path):
     )
     recovery = sessions.recovery_text(summary, "x.yaml", "compact", 9_000)
     assert "- Completed: Add rate limiting to the auth endpoints\n" in recovery
-    assert "- Pending: Write integration tests for the payment flow\n" in recovery
+    # Seed 001's recovery form: the open action items are the "Open items".
+    assert "- Open items: Write integration tests for the payment flow\n" in recovery
 
 
 def test_an_error_without_a_fix_is_an_open_item(tmp_path):
@@ -261,7 +264,7 @@ def test_an_error_without_a_fix_is_an_open_item(tmp_path):
         "The nightly export crashes with MemoryError on large accounts",
     )
     recovery = sessions.recovery_text(summary, "x.yaml", "compact", 9_000)
-    assert "- Open items: The nightly export crashes with MemoryError" in recovery
+    assert "- Pending (unresolved errors): The nightly export crashes with MemoryError" in recovery
 
 
 def test_questions_and_investigation_are_not_actions_or_decisions(tmp_path):
@@ -417,21 +420,25 @@ def test_the_truncation_order_under_growing_pressure():
             f"Decision {i:02d}: keep module {i} behind its own interface" for i in range(count)
         )
         summary = compress(extraction(decisions=decisions, **LOWER))
-        assert summary.decisions == decisions  # never cut
-        if summary.compressed_tokens > 200:  # only the critical categories are left
-            assert not any(remaining(summary).values())
+        assert summary.everything("decisions") == decisions  # never cut
+        assert summary.compressed_tokens <= summary.budget == 200
+        if summary.overflow:  # only the critical categories and the user's level are left
+            assert not any(n for name, n in remaining(summary).items() if name != "level")
         seen.append(remaining(summary))
     for before, after in itertools.pairwise(seen):  # each step only removes
         assert all(after[name] <= before[name] for name in before)
     first_cut = {
-        name: next(i for i, r in enumerate(seen) if r[name] < seen[0][name]) for name in seen[0]
+        name: next((i for i, r in enumerate(seen) if r[name] < seen[0][name]), len(seen))
+        for name in seen[0]
     }
     assert first_cut["patterns"] <= first_cut["architecture"] <= first_cut["preferences"]
     assert first_cut["patterns"] <= first_cut["skill_updates"] <= first_cut["preferences"]
     for row in seen:  # the user is cut only once architecture and skill updates are empty
         if row["preferences"] < 2 or not row["level"]:
             assert row["architecture"] == row["skill_updates"] == row["patterns"] == 0
-    assert seen[-1] == dict.fromkeys(seen[0], 0)
+    # The user's level (High, ≤ 10 tokens) outlasts every decision in the block: seed 001
+    # preserves it, and critical items move to the file's overflow before it would go.
+    assert seen[-1] == {**dict.fromkeys(seen[0], 0), "level": 1}
 
 
 def test_the_seed_loop_drops_patterns_whole_then_truncates_architecture_and_skills_by_turns():
@@ -465,15 +472,20 @@ def test_critical_items_over_the_budget_stay_in_the_file_and_the_view_says_how_m
     summary = compress(extraction(decisions=decisions, action_items=actions, **LOWER))
     written = sessions.write(Project(project), summary)
 
-    assert summary.compressed_tokens > 200
-    loaded = yaml.safe_load(written.path.read_text(encoding="utf-8"))["session_summary"]
-    assert tuple(loaded["decisions"]) == decisions and tuple(loaded["action_items"]) == actions
+    assert summary.compressed_tokens <= 200
+    data = yaml.safe_load(written.path.read_text(encoding="utf-8"))
+    loaded, overflow = data["session_summary"], data["overflow"]
+    assert loaded["overflow"] == sum(len(items) for items in overflow.values()) > 0
+    assert tuple(loaded["decisions"] + overflow.get("decisions", [])) == decisions
+    assert tuple(loaded["action_items"] + overflow.get("action_items", [])) == actions
+    assert loaded["action_items"]  # each critical category keeps its first items in the block
     where = project.relative_to(project) / ".ctxward/sessions/x.yaml"
     view = sessions.recovery_text(summary, str(where), "compact", 9_000)
     shown = re.findall(r"Decision \d\d", view)
-    more = re.search(r"^- (\d+) more in \.ctxward/sessions/x\.yaml$", view, re.MULTILINE)
+    more = re.search(r"^- (\d+) more \(.*\) in \.ctxward/sessions/x\.yaml$", view, re.MULTILINE)
+    assert "- Open items: Write the migration guide; Tag the release\n" in view  # first
     assert more, view
-    assert len(shown) + int(more.group(1)) == len(decisions) + len(actions)
+    assert len(shown) + int(more.group(1)) == len(decisions)
     assert shown == [f"Decision {i:02d}" for i in range(len(shown))]  # by priority, in order
     assert estimate_tokens(view.split("\n", 1)[1]) <= 200
 
@@ -494,6 +506,7 @@ def test_the_yaml_has_the_seed_shape(tmp_path, project):
         "token_count",
         "compressed_tokens",
         "tokens_saved",
+        *(["overflow"] if summary.overflow else []),
         "decisions",
         "errors_and_fixes",
         "action_items",
@@ -639,11 +652,12 @@ def test_session_start_adds_the_recovery_after_the_invariants(
     context = context_of(out)
     assert context.startswith(without + "\n") and context.startswith(HEADER)
     recovery = context[len(without) + 1 :]
-    assert recovery.startswith("Session recovery (ctxward): where this session stood ")
-    assert f"from .ctxward/sessions/{SESSION}.yaml.\n" in recovery
+    assert recovery.startswith(
+        f"Session recovery (ctxward), from .ctxward/sessions/{SESSION}.yaml. Where we left off "
+    )
     for fragment in [*DECISIONS.values(), *ACTIONS.values(), *ERRORS.values()]:
         assert fragment in recovery
-    assert "- User: level beginner\n" in recovery
+    assert "- Your level: beginner\n" in recovery
     for command_word in ("MUST", "Would you like", "You should"):  # facts, not commands
         assert command_word not in recovery
     assert len(context) <= 9_000
@@ -656,7 +670,8 @@ def test_session_start_recovers_without_any_plan(project, load_payload, run_hook
 
     context = context_of(run_hook(load_payload("SessionStart.resume.json", session_id=SESSION))[1])
 
-    assert context.startswith("Session recovery (ctxward): where this session stood when it last")
+    assert context.startswith("Session recovery (ctxward), from ")
+    assert "Where we left off when this session last stopped:\n" in context
     assert "Store the JWT in httpOnly cookies" in context
 
 
@@ -726,12 +741,120 @@ def test_a_small_room_gives_a_pointer_then_nothing(tmp_path, project):
 
     shrunk = sessions.with_recovery(Project(project), SESSION, "", 400, "compact")
     assert len(shrunk) <= 400
-    assert shrunk.startswith("Session recovery (ctxward): where this session stood")
-    assert "PostgreSQL over MySQL" in shrunk  # the highest priority entries stay
-    assert re.search(rf"^- \d+ more in \.ctxward/sessions/{SESSION}\.yaml$", shrunk, re.MULTILINE)
+    assert shrunk.startswith("Session recovery (ctxward), from ")
+    assert "- Open items: Add rate limiting" in shrunk  # what is still to do stays
+    assert re.search(
+        rf"^- \d+ more \(.*\) in \.ctxward/sessions/{SESSION}\.yaml$", shrunk, re.MULTILINE
+    )
 
     pointer = sessions.with_recovery(Project(project), SESSION, "", 240, "compact")
     assert pointer.startswith("Session recovery (ctxward): this session's summary (3 decisions")
     assert len(pointer) <= 240
 
     assert sessions.with_recovery(Project(project), SESSION, "head\n", 60, "compact") == "head\n"
+
+
+# --- seed 001 "Compression Ratio Targets" and "Preserve 100% of decisions, errors, action items"
+
+# Five errors, each said with its cause and then its fix, in the phrasings sessions use.
+CAUSED_ERRORS = [
+    (
+        [
+            "The login endpoint returns a 500 error when the email has a plus sign.",
+            "The cause is that the validator rejects the plus sign before encoding.",
+            "Fixed by URL-encoding the email before validation.",
+        ],
+        ("500 error", "validator rejects the plus sign", "URL-encoding the email"),
+    ),
+    (
+        [
+            "The nightly export crashes with MemoryError, caused by loading every row at once.",
+            "I fixed it by streaming the rows in batches of 500.",
+        ],
+        ("MemoryError", "loading every row at once", "streaming the rows"),
+    ),
+    (
+        [
+            "The CSV importer fails on files with a BOM.",
+            "That happens because the reader opens files as plain utf-8.",
+            "The fix was to open them with utf-8-sig.",
+        ],
+        ("CSV importer fails", "reader opens files as plain utf-8", "utf-8-sig"),
+    ),
+    (
+        [
+            "The deploy script breaks when the tag has a slash; the root cause is the unquoted "
+            "variable.",
+            "Quoting the variable fixed it.",
+        ],
+        ("deploy script breaks", "the unquoted variable", "quoting the variable"),
+    ),
+    (
+        [
+            "There is a TimeoutError in the webhook worker because the retry loop has no backoff.",
+            "Resolved by adding exponential backoff.",
+        ],
+        ("TimeoutError", "retry loop has no backoff", "exponential backoff"),
+    ),
+]
+
+
+def caused_errors_session(tokens: int, scratch: Path) -> Transcript:
+    """Seed 001's categories planted once each, then tool output up to `tokens` (bytes/4)."""
+    t = planted_session(filler_rounds=0)
+    for said, _ in CAUSED_ERRORS:
+        t.assistant(*said)
+    base = sessions.extract(t.write(scratch / "base.jsonl")).token_count
+    t.tool("Read", {"file_path": "/home/dev/project/big.log"}, "x" * max(0, (tokens - base) * 4))
+    return t
+
+
+def test_five_errors_keep_their_cause_and_fix_and_none_becomes_a_fix_of_another(tmp_path):
+    t = Transcript()
+    for said, _ in CAUSED_ERRORS:
+        t.assistant(*said)
+
+    extraction, _ = summary_of(tmp_path, t)
+
+    assert len(extraction.errors_and_fixes) == 5
+    for item, (_, (error, cause, fix)) in zip(
+        extraction.errors_and_fixes, CAUSED_ERRORS, strict=True
+    ):
+        assert item.index(error) < item.index("; cause: ") < item.index(cause)
+        assert item.index(cause) < item.index(" → ") < item.lower().index(fix.lower())
+
+
+@pytest.mark.parametrize(
+    ("length", "size", "ratio"), [(2_000, 100, 20), (5_000, 150, 33), (10_000, 200, 50)]
+)
+def test_the_seed_ratio_table_is_met_and_every_critical_item_is_kept(
+    tmp_path, project, length, size, ratio
+):
+    _, summary = summary_of(tmp_path, caused_errors_session(length, tmp_path))
+
+    assert length <= summary.token_count <= length * 1.02
+    assert summary.compressed_tokens == estimate_tokens(sessions.render_block(summary))
+    assert summary.compressed_tokens <= size <= 200  # the seed's "Compressed Size"
+    assert summary.token_count / summary.compressed_tokens >= ratio  # its "Ratio"
+    everything_kept = "\n".join(
+        item for name in sessions.CRITICAL for item in summary.everything(name)
+    )
+    for fragment in [*DECISIONS.values(), *ERRORS, *ERRORS.values(), *ACTIONS.values()]:
+        assert fragment in everything_kept
+    for _, parts in CAUSED_ERRORS:
+        assert all(part.lower() in everything_kept.lower() for part in parts)
+    # What is not in the block is in the file, counted in the block and in the recovery text.
+    written = sessions.write(Project(project), summary)
+    data = yaml.safe_load(written.path.read_text(encoding="utf-8"))
+    held = sum(len(items) for items in data.get("overflow", {}).values())
+    assert data["session_summary"].get("overflow", 0) == held == summary.held_over()
+    where = f".ctxward/sessions/{SESSION}.yaml"
+    view = sessions.with_recovery(Project(project), SESSION, "", 9_000, "resume")
+    assert estimate_tokens(view.split("\n", 1)[1]) <= 200
+    assert "- Open items: " + "; ".join(ACTIONS.values()) + "\n" in view  # the real ones, first
+    assert "- Your level: beginner" in view
+    if held:
+        more = re.search(rf"^- (\d+) more \((.*)\) in {re.escape(where)}$", view, re.MULTILINE)
+        assert more, view
+        shown = sum(view.count(f) for f in [*DECISIONS.values(), *ERRORS.values()])
+        assert shown + int(more.group(1)) >= len(DECISIONS) + len(ERRORS)

@@ -22,9 +22,9 @@ EVENTS = {
     "UserPromptSubmit",
     "PostToolUse",
     "PostToolUseFailure",
+    "SessionEnd",  # seed 001: compress at session end (wired by default since issue 21)
 }
-# Handled, but wired by the user when wanted (README "Session compression and recovery").
-OPTIONAL = {"SessionEnd"}
+OPTIONAL: set[str] = set()
 # What each event's matcher must let through, and what it must not (Claude Code matches the
 # matcher as a regular expression against the trigger / source / tool name).
 MATCHES = {

@@ -275,10 +275,12 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     from ctxward.config import load
 
     settings = load(project_of(ctx, anywhere=True))
+    shown = settings.as_dict()
+    if isinstance(shown.get("drift"), dict) and "context" in shown["drift"]:
+        shown["context"] = shown["drift"].pop("context")  # its own section in config.yaml
     if as_json:
-        echo_json(settings.as_dict())
+        echo_json(shown)
     else:
-        shown = settings.as_dict()
         source = shown.pop("source")
         click.echo(render("cli/config_show.txt.j2", config=shown, source=source), nl=False)
 

@@ -188,7 +188,18 @@ def parse(data: object, source: str) -> Config:
     top = _mapping(
         data,
         source,
-        {"preset", "dispatch", "injection", "reports", "scoring", "bank", "debate", "drift", "scrub"},
+        {
+            "preset",
+            "dispatch",
+            "injection",
+            "reports",
+            "scoring",
+            "bank",
+            "debate",
+            "drift",
+            "context",
+            "scrub",
+        },
     )
     from ctxward import scrub_config
 
@@ -248,9 +259,19 @@ def parse(data: object, source: str) -> Config:
         scoring=_parse_scoring(top.get("scoring", {}), f"{source}: scoring"),
         bank=_parse_bank(top.get("bank", {}), f"{source}: bank"),
         debate=_parse_debate(top.get("debate", {}), f"{source}: debate"),
-        drift=drift.parse_limits(top.get("drift"), f"{source}: drift"),
+        drift=_drift_and_context(top, source),
         source=source,
     )
+
+
+def _drift_and_context(top: dict[str, Any], source: str) -> dict[str, Any]:
+    """The `drift:` limits, carrying the `context:` section (large outputs, pressure stages),
+    which the drift observer applies on the same per-call state (ctxward.contextcheck)."""
+    from ctxward import contextcheck
+
+    limits = drift.parse_limits(top.get("drift"), f"{source}: drift")
+    limits["context"] = contextcheck.parse(top.get("context"), f"{source}: context")
+    return limits
 
 
 def config_path(project: Project) -> Path:

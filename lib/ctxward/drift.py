@@ -132,13 +132,15 @@ _ORPHAN_SECONDS = 60  # a state write takes microseconds; a temporary file this 
 STATE_VERSION = 1
 TAIL_BYTES = 64 * 1024  # how much of the log a lost state is rebuilt from
 RECENT_IDS = 32  # call ids remembered to recognise a call observed twice
+MAX_PENDING = len(SIGNATURES) + 3  # + a large output, a pressure stage, an offload
 MAX_PATH_CHARS = 300  # a target file longer than this is kept by its tail
 MAX_NAME_CHARS = 100
 _FOLD_CHARS = 4096  # strings up to this length have their whitespace runs folded
 
 # Tool classes, by casefolded name (Claude Code names; OpenCode's lower-case ids).
 WRITE_TOOLS = frozenset({"write", "edit", "multiedit", "notebookedit", "patch", "apply_patch"})
-SEARCH_TOOLS = frozenset({"read", "grep", "glob", "ls", "list"})
+# Seed 002 "Excessive searching": ls/find/grep. Reading a file is not searching for one.
+SEARCH_TOOLS = frozenset({"grep", "glob", "ls", "list"})
 SHELL_TOOLS = frozenset({"bash", "shell"})
 SEARCH_PROGRAMS = frozenset(
     {
@@ -154,11 +156,10 @@ SEARCH_PROGRAMS = frozenset(
         "ack",
         "tree",
         "locate",
-        "cat",
-        "head",
-        "tail",
     }
 )
+# Programs that may stand in a search's command line without making it one (`rg x | head`).
+_PASSIVE = frozenset({"cd", "head", "tail", "wc", "sort", "uniq", "cut", "less", "cat"})
 _FILE_KEYS = ("file_path", "notebook_path", "filePath")
 _SHELL_SEPARATORS = ("&&", "||", ";", "|", "\n")
 
@@ -170,8 +171,12 @@ TOOL, KEY, ARGS, FILE, OK, KIND, ID = range(7)
 
 
 def default_limits() -> dict[str, Any]:
-    """A fresh copy of DEFAULT_LIMITS (the `drift:` section when config.yaml has none)."""
+    """A fresh copy of DEFAULT_LIMITS (the `drift:` section when config.yaml has none), with the
+    `context:` section's defaults under "context" (ctxward.contextcheck rides on this state)."""
+    from ctxward.contextcheck import defaults
+
     copy: dict[str, Any] = json.loads(json.dumps(DEFAULT_LIMITS))
+    copy["context"] = defaults()
     return copy
 
 
@@ -199,12 +204,7 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
             if name == "enabled":
                 section["enabled"] = _flag(setting, at)
             elif (key, name) in _RANGES:
-                low, high = _RANGES[(key, name)]
-                if isinstance(setting, bool) or not isinstance(setting, int):
-                    raise BadInput(f"{at}: expected a whole number, got {setting!r}")
-                if not low <= setting <= high:
-                    raise BadInput(f"{at}: {setting} is outside {low}..{high}")
-                section[name] = setting
+                section[name] = whole_number(setting, at, *_RANGES[(key, name)])
             else:
                 allowed = ", ".join(sorted(["enabled", *(n for s, n in _RANGES if s == key)]))
                 raise BadInput(f"{at}: unknown key (known: {allowed})")
@@ -221,6 +221,18 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
 def _flag(value: object, where: str) -> bool:
     if not isinstance(value, bool):
         raise BadInput(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+flag = _flag  # config.yaml's switches (ctxward.contextcheck too)
+
+
+def whole_number(value: object, where: str, low: int, high: int) -> int:
+    """A config.yaml count within low..high; BadInput names `where` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInput(f"{where}: expected a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise BadInput(f"{where}: {value} is outside {low}..{high}")
     return value
 
 
@@ -259,7 +271,7 @@ def entry(
         command = params.get("command")
         programs = _programs(command) if isinstance(command, str) else []
         program = programs[0] if programs else ""
-        if programs and all(p in SEARCH_PROGRAMS or p == "cd" for p in programs):
+        if programs and all(p in SEARCH_PROGRAMS or p in _PASSIVE for p in programs):
             kind = "search" if any(p in SEARCH_PROGRAMS for p in programs) else ""
     key = f"{name}:{target or program}"
     return [name, key, args_digest(tool_input), target, 1 if ok else 0, kind, call_id]
@@ -340,7 +352,18 @@ class Tracker:
     length of the session.
     """
 
-    __slots__ = ("active", "fails", "ids", "limits", "n", "pending", "quiet", "searches", "window")
+    __slots__ = (
+        "active",
+        "context",
+        "fails",
+        "ids",
+        "limits",
+        "n",
+        "pending",
+        "quiet",
+        "searches",
+        "window",
+    )
 
     def __init__(self, limits: Mapping[str, Any] | None = None) -> None:
         self.limits: Mapping[str, Any] = limits if limits is not None else default_limits()
@@ -352,6 +375,8 @@ class Tracker:
         self.active: list[str] = []  # signatures that hold now (reported when they started)
         self.pending: list[dict[str, Any]] = []  # reported here, not yet told to the model
         self.ids: list[str] = []  # ids of the latest calls (a call observed twice is skipped)
+        # ctxward.contextcheck's state: the transcript offset, tools told, stages told.
+        self.context: dict[str, Any] = {}
 
     def observe(self, call: Sequence[Any], quiet: int | None = None) -> list[dict[str, Any]]:
         """Add one call; return the signatures that started to hold with it (with evidence).
@@ -405,9 +430,9 @@ class Tracker:
         if "failure_spiral" in on and self.fails >= limits["failure_spiral"]["count"]:
             failed = window[-min(self.fails, len(window)) :]
             found["failure_spiral"] = {"count": self.fails, "tools": _tally(failed, TOOL)}
-        if "tool_cycling" in on:
+        if "tool_cycling" in on:  # seed 002: A-B-A-B-A-B, A and B tools (their targets aside)
             calls = limits["tool_cycling"]["calls"]
-            keys = [call[KEY] for call in window[-calls:]]
+            keys = [call[TOOL] for call in window[-calls:]]
             a, b = (keys[0], keys[1]) if len(keys) == calls else ("", "")
             if a != b and keys[0::2].count(a) + keys[1::2].count(b) == calls:
                 found["tool_cycling"] = {"a": a, "b": b, "calls": calls}
@@ -476,6 +501,7 @@ class Tracker:
             "active": self.active,
             "pending": self.pending,
             "ids": self.ids,
+            "context": self.context,
         }
 
     @classmethod
@@ -492,12 +518,36 @@ class Tracker:
             quiet = data["quiet"]
             tracker.quiet = None if quiet is None else _count(quiet)
             tracker.active = [str(name) for name in data["active"] if name in SIGNATURES]
-            tracker.pending = [dict(item) for item in data["pending"]][-len(SIGNATURES) :]
+            tracker.pending = [dict(item) for item in data["pending"]][-MAX_PENDING:]
             tracker.ids = [str(item) for item in data["ids"]][-RECENT_IDS:]
+            tracker.context = _context_state(data.get("context"))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"drift state is malformed: {exc}") from None
         del tracker.window[: max(0, len(tracker.window) - window_size(limits))]
         return tracker
+
+
+def _context_state(value: object) -> dict[str, Any]:
+    """The saved `ctxward.contextcheck` state, its parts checked (absent before issue 21)."""
+    state: dict[str, Any] = {}
+    if not isinstance(value, dict):
+        return state
+    tail = value.get("tail")
+    if isinstance(tail, list) and len(tail) == 2 and all(_is_count(n) for n in tail):
+        state["tail"] = list(tail)
+    told = value.get("told")
+    if isinstance(told, list):
+        state["told"] = [str(tool) for tool in told if isinstance(tool, str)][-64:]
+    stages = value.get("stages")
+    if isinstance(stages, list):
+        state["stages"] = [n for n in stages if _is_count(n)][-10:]
+    if _is_count(value.get("tokens")):
+        state["tokens"] = value["tokens"]
+    return state
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _count(value: object) -> int:
@@ -612,7 +662,13 @@ def _observe(root: str, event: str, data: Mapping[str, Any], *, take: bool) -> l
         if not repeated:
             ok = event == POST_TOOL_USE
             call = entry(tool, data.get("tool_input"), ok, call_id, root)
+            tail = None
+            if quiet is None and not (isinstance(agent, str) and agent):  # not a sub-agent's
+                tail = _read_transcript(tracker, data.get("transcript_path"))
+                if tail is not None and tail.seen and (tail.text or tracker.quiet is None):
+                    tracker.text()  # Claude Code: the model wrote text since the last call
             started = tracker.observe(call, quiet)
+            told = _context_reports(tracker, tool, data.get("tool_response"), tail)
             now = _now()
             line: dict[str, Any] = {"n": tracker.n, "t": now, "tool": call[TOOL]}
             line["args"] = call[ARGS]
@@ -634,6 +690,12 @@ def _observe(root: str, event: str, data: Mapping[str, Any], *, take: bool) -> l
                     p for p in tracker.pending if p.get("signature") != report["signature"]
                 ]
                 tracker.pending.append({**report, "t": now})
+            for report in told:
+                session.lines.append(
+                    {"n": tracker.n, "t": now, "context": report["signature"], **_evidence(report)}
+                )
+                tracker.pending.append({**report, "n": tracker.n, "t": now})
+            del tracker.pending[: max(0, len(tracker.pending) - MAX_PENDING)]
         if here is not None and here == _observed_here:
             _observed_here = None
         waiting = list(tracker.pending)
@@ -641,6 +703,39 @@ def _observe(root: str, event: str, data: Mapping[str, Any], *, take: bool) -> l
             tracker.pending = []
             session.changed = True
         return waiting
+
+
+def _read_transcript(tracker: Tracker, path: object) -> Any:
+    """What the session's transcript gained since the last call (`transcripttail.Tail`), its
+    offset saved in the tracker; None when there is none to read."""
+    if not isinstance(path, str) or not path:
+        return None
+    from ctxward.transcripttail import scan
+
+    saved = tracker.context.get("tail")
+    offset, inode = saved if isinstance(saved, list) and len(saved) == 2 else (0, 0)
+    if not isinstance(offset, int) or not isinstance(inode, int):
+        offset, inode = 0, 0
+    tail = scan(path, offset, inode)
+    if tail is not None:
+        tracker.context["tail"] = [tail.offset, tail.inode]
+    return tail
+
+
+def _context_reports(
+    tracker: Tracker, tool: str, response: object, tail: Any
+) -> list[dict[str, Any]]:
+    """The large-output and pressure reports of this call (`ctxward.contextcheck`)."""
+    from ctxward import contextcheck
+
+    settings = tracker.limits.get("context")
+    if not isinstance(settings, dict):
+        settings = contextcheck.defaults()
+    found = contextcheck.large_output(tracker.context, tool, response, settings)
+    stage = contextcheck.pressure(tracker.context, tail, settings)
+    if stage is not None:
+        found.append(stage)
+    return found
 
 
 def _evidence(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -801,6 +896,12 @@ class _Session:
                 tracker.n = n
         tracker.pending = []
         return tracker
+
+
+def limits_of(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """The observer's limits for the project at `root` (config.yaml's `drift:` and `context:`)."""
+    config = os.path.join(os.fspath(root), ".ctxward", "config.yaml")
+    return _load_limits(os.fspath(root)) if os.path.exists(config) else default_limits()
 
 
 def _load_limits(root: str) -> dict[str, Any]:

@@ -307,6 +307,8 @@ def render_outcome(event: str, outcome: Outcome) -> str:
         specific["updatedInput"] = dict(outcome.updated_input)
     if outcome.context is not None:
         specific["additionalContext"] = outcome.context
+    if outcome.updated_mcp_output is not None:
+        specific["updatedMCPToolOutput"] = outcome.updated_mcp_output
     if specific:
         if event not in _SPECIFIC_OUTPUT_EVENTS:
             raise ValueError(f"{event} accepts no hookSpecificOutput")

@@ -123,7 +123,16 @@ class HookEvent(Value):
 class Outcome(Value):
     """What a handler decided; `render_outcome` turns it into the host's stdout."""
 
-    __slots__ = ("after", "context", "decision", "notice", "plain", "reason", "updated_input")
+    __slots__ = (
+        "after",
+        "context",
+        "decision",
+        "notice",
+        "plain",
+        "reason",
+        "updated_input",
+        "updated_mcp_output",
+    )
     context: str | None  # for the model (hookSpecificOutput.additionalContext)
     notice: str | None  # for the user only (systemMessage)
     plain: str | None  # raw stdout (PreCompact: appended to the summarizer's prompt)
@@ -133,6 +142,7 @@ class Outcome(Value):
     # Best-effort work that `hookio.run` does once the answer is written, within what is left
     # of the hook's time budget (PreCompact: the session summary, after the rules are out).
     after: Callable[[], None] | None
+    updated_mcp_output: object  # PostToolUse of an MCP tool: the output the model gets instead
 
     def __init__(
         self,
@@ -143,6 +153,7 @@ class Outcome(Value):
         reason: str | None = None,
         updated_input: Mapping[str, Any] | None = None,
         after: Callable[[], None] | None = None,
+        updated_mcp_output: object = None,
     ) -> None:
         self._set(
             context=context,
@@ -152,6 +163,7 @@ class Outcome(Value):
             reason=reason,
             updated_input=updated_input,
             after=after,
+            updated_mcp_output=updated_mcp_output,
         )
 
 

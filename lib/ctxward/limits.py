@@ -32,8 +32,8 @@ from __future__ import annotations
 
 MAX_DEPTH = 100  # host payloads and ctxward's own inputs nest a few levels
 
-# Seconds the host waits for each hook (settings.example.json, hooks/hooks.json; SessionEnd:
-# the wiring README shows, since Claude Code gives it 1.5 s unless a timeout raises it).
+# Seconds the host waits for each hook (settings.example.json, hooks/hooks.json; SessionEnd's
+# is wired explicitly, since Claude Code gives it 1.5 s unless a timeout raises it).
 HOST_TIMEOUT_SECONDS = {
     "PreCompact": 30,
     "SessionStart": 30,

@@ -45,7 +45,12 @@ from ctxward.hooktypes import Value
 from ctxward.project import Project
 from ctxward.sessionfiles import SESSIONS_DIRNAME, summary_path
 
-TOKEN_BUDGET = 200
+TOKEN_BUDGET = 200  # seed 001: never more, at any length
+# Seed 001 "Compression Ratio Targets": (session tokens, compressed tokens). Between two rows the
+# budget is interpolated; below the first it stays at the first (a summary's fixed fields need
+# ~35 tokens), above the last at TOKEN_BUDGET.
+RATIO_TARGETS = ((2_000, 100), (5_000, 150), (10_000, 200))
+CRITICAL = ("decisions", "errors_and_fixes", "action_items")
 # (category, priority, max tokens): the seed's table, highest priority first.
 CATEGORIES = (
     ("decisions", "critical", 50),
@@ -59,7 +64,9 @@ CATEGORIES = (
 )
 MAX_TOKENS = {name: tokens for name, _, tokens in CATEGORIES}
 ITEM_CHARS = 110  # one kept sentence, at most (cut at a clause, else a word, with "…")
-ERROR_CHARS, FIX_CHARS = 64, 48  # the two halves of "error → fix"
+ERROR_CHARS, CAUSE_CHARS, FIX_CHARS = 64, 48, 48  # the parts of "error; cause: … → fix"
+CAUSE = "; cause: "
+FIX_MARK = " → "
 FIX_WINDOW = 4  # a fix joins an unfixed error said at most this many messages earlier
 STACK_SIZE = 5
 COMMON_WORD = 48  # a word in more items than this is not used to find duplicates
@@ -69,6 +76,19 @@ DONE = " (done)"
 def estimate_tokens(text: str) -> int:
     """ceil(UTF-8 bytes / 4): the project's token estimate."""
     return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def budget_for(token_count: int) -> int:
+    """The compressed size a session of `token_count` tokens may have (seed 001's ratio table)."""
+    (low_tokens, low_budget), *rest = RATIO_TARGETS
+    if token_count <= low_tokens:
+        return low_budget
+    for high_tokens, high_budget in rest:
+        if token_count <= high_tokens:
+            share = (token_count - low_tokens) / (high_tokens - low_tokens)
+            return int(low_budget + share * (high_budget - low_budget))
+        low_tokens, low_budget = high_tokens, high_budget
+    return TOKEN_BUDGET
 
 
 def sessions_dir(project: Project) -> Path:
@@ -88,16 +108,28 @@ _ACTION = re.compile(
     _I,
 )
 _ERROR = re.compile(
-    r"\b(?:(?i:tracebacks?|bugs?|crash(?:es|ed)?|fail(?:s|ed|ing|ures?)?|broken|regressions?|"
+    r"\b(?:(?i:tracebacks?|bugs?|crash(?:es|ed)?|fail(?:s|ed|ing|ures?)?|broken|breaks|broke|"
+    r"regressions?|hangs|times? out|timed out|leaks?|"
     r"segfault|panic(?:ked)?|n\+1|errors?(?! (?:handling|handlers?|messages?|codes?|pages?|"
     r"boundar\w*|reporting|logs?|types?)\b)|exceptions?(?! (?:handling|handlers?)\b)|"
     r"(?:the|an?|this|that) issue)|[A-Z][A-Za-z]*(?:Error|Exception))"
 )
 _FIX = re.compile(
     r"\b(?:fixed|fix(?:ed)? (?:it |this |that )?by|the fix (?:is|was)|fixes|resolved|solved|"
-    r"patched|workaround|caused by|root cause|because of)\b",
+    r"patched|workaround)\b",
     _I,
 )
+# What an error's cause is said with (seed 001: "Error + cause + fix").
+_CAUSE = re.compile(
+    r"\b(?:caused by|root cause|the cause|because|due to|comes from|turned out|happens when)\b", _I
+)
+_CAUSE_LEAD = re.compile(
+    r"^(?:(?:the )?(?:root )?cause (?:is|was)(?: that)?|(?:that|this|it) (?:happens|happened|"
+    r"fails|failed|breaks|broke) because|because(?: of)?|caused by|due to|comes from|"
+    r"(?:it )?turned out(?: that)?|happens when)\s*:?\s*",
+    _I,
+)
+_DANGLING = re.compile(r"(?:[\s,;:—-]+(?:the|a|an|and|but|which|this|that))*[\s,;:—-]*$", _I)
 _DECISION = re.compile(
     r"\b(?:decided|decide to|decision|chose|choose to|chosen|selected|opted|settled on|"
     r"let'?s (?:go with|use|stick with|keep|switch to)|let us (?:go with|use)|"
@@ -303,6 +335,13 @@ def _condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | No
     return _cut(text, limit)
 
 
+def _lower(text: str) -> str:
+    """`text` with its first letter lower-cased, unless it starts a name (URL, PostgreSQL)."""
+    if text[:1].isupper() and not text[1:2].isupper():
+        return text[0].lower() + text[1:]
+    return text
+
+
 def _architecture(sentence: str) -> str:
     """The architecture's pattern: its name, and the parenthesis that follows it, if any."""
     match = _ARCHITECTURE_STYLE.search(sentence) or _ARCHITECTURE.search(sentence)
@@ -349,7 +388,7 @@ def sentences(text: str) -> Iterator[str]:
 class _Item:
     """One idea of a category, updated as it is said again (compared by identity)."""
 
-    __slots__ = ("done", "fixed", "message", "position", "reasoned", "text", "words")
+    __slots__ = ("caused", "done", "fixed", "message", "position", "reasoned", "text", "words")
 
     def __init__(
         self,
@@ -368,6 +407,7 @@ class _Item:
         self.reasoned = reasoned
         self.fixed = fixed
         self.done = done
+        self.caused = False  # an error whose cause is in its text
 
 
 class _Category:
@@ -606,11 +646,13 @@ class _Extractor:
         if _ACTION.search(sentence):
             self.actions.add(_condense(sentence, lead=_ACTION_LEAD), n, sentence)
         elif _ERROR.search(sentence) and not _FIX_LEAD.match(_FILLER.sub("", sentence)):
-            item = self.errors.add(_condense(sentence, ERROR_CHARS), n, sentence)
-            if item is not None and _FIX.search(sentence):
-                item.fixed = True  # the error and its fix in one sentence
+            self._error(sentence, n)
         elif _FIX.search(sentence):
             self._fix(sentence, n)
+        elif (
+            _CAUSE.search(sentence) and not _DECISION.search(sentence) and self._cause(sentence, n)
+        ):
+            pass
         elif _DECISION.search(sentence):
             self.decisions.add(_condense(sentence, lead=_DECISION_LEAD), n, sentence)
         elif role == "user" and (preference := _PREFERENCE.search(sentence)):
@@ -623,16 +665,56 @@ class _Extractor:
         elif _PATTERN.search(sentence):
             self.patterns.add(_condense(sentence, 40), n, sentence)
 
-    def _fix(self, sentence: str, n: int) -> None:
-        """Join a fix to the latest unfixed error said shortly before, else keep it alone."""
-        fix = _condense(_FIX_LEAD.sub("", _FILLER.sub("", sentence)), FIX_CHARS)
+    def _error(self, sentence: str, n: int) -> None:
+        """A new error (or one said again); its cause and fix when the same sentence says them."""
+        cause = _CAUSE.search(sentence)
+        if cause is not None and cause.start() > 0:
+            head = _DANGLING.sub("", sentence[: cause.start()])
+            tail = _CAUSE_LEAD.sub("", sentence[cause.start() :])
+            text = _condense(head, ERROR_CHARS) + CAUSE + _lower(_condense(tail, CAUSE_CHARS))
+        else:
+            text = _condense(sentence, ERROR_CHARS)
+        item = self.errors.add(text, n, sentence)
+        if item is None:
+            return
+        item.caused = item.caused or cause is not None
+        if _FIX.search(sentence):
+            item.fixed = True  # the error and its fix in one sentence
+
+    def _recent_error(self, n: int, unless: str) -> _Item | None:
+        """The latest error said at most FIX_WINDOW messages ago that lacks `unless`."""
         for item in reversed(self.errors.items):
-            if not item.fixed and n - item.message <= FIX_WINDOW:
-                item.text = f"{item.text} → {fix[:1].lower() + fix[1:]}"
-                self.errors.grow(item, _words(sentence))
-                item.fixed = True
-                return
-        self.errors.add(_condense(sentence), n, sentence)
+            if n - item.message > FIX_WINDOW:
+                return None
+            if not getattr(item, unless):
+                return item
+        return None
+
+    def _fix(self, sentence: str, n: int) -> None:
+        """Join a fix to the latest unfixed error said shortly before, else keep it alone
+        (marked fixed: a fix is never an open item)."""
+        fix = _condense(_FIX_LEAD.sub("", _FILLER.sub("", sentence)), FIX_CHARS)
+        item = self._recent_error(n, "fixed")
+        if item is not None:
+            item.text = f"{item.text}{FIX_MARK}{_lower(fix)}"
+            self.errors.grow(item, _words(sentence))
+            item.fixed = True
+            return
+        alone = self.errors.add(FIX_MARK.lstrip() + _condense(sentence), n, sentence)
+        if alone is not None:
+            alone.fixed = True
+
+    def _cause(self, sentence: str, n: int) -> bool:
+        """Join a cause to the latest error said shortly before that has none; False if none."""
+        item = self._recent_error(n, "caused")
+        if item is None:
+            return False
+        cause = _lower(_condense(_CAUSE_LEAD.sub("", _FILLER.sub("", sentence)), CAUSE_CHARS))
+        error, mark, fix = item.text.partition(FIX_MARK)
+        item.text = f"{error}{CAUSE}{cause}{mark}{fix}"
+        self.errors.grow(item, _words(sentence))
+        item.caused = True
+        return True
 
     def _complete(self, sentence: str) -> None:
         """Mark an earlier open action done when this sentence says it was done."""
@@ -738,6 +820,7 @@ class Summary(Value):
         "duration",
         "errors_and_fixes",
         "level",
+        "overflow",
         "pattern",
         "patterns",
         "preferences",
@@ -760,6 +843,7 @@ class Summary(Value):
     patterns: tuple[str, ...]
     compressed_tokens: int
     dropped: Mapping[str, tuple[str, ...]]
+    overflow: Mapping[str, tuple[str, ...]]  # critical items kept in the file, not the block
 
     def __init__(
         self,
@@ -777,6 +861,7 @@ class Summary(Value):
         patterns: tuple[str, ...] = (),
         compressed_tokens: int = 0,
         dropped: Mapping[str, tuple[str, ...]] | None = None,
+        overflow: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self._set(
             session_id=session_id,
@@ -793,6 +878,7 @@ class Summary(Value):
             patterns=patterns,
             compressed_tokens=compressed_tokens,
             dropped={} if dropped is None else dropped,
+            overflow={} if overflow is None else overflow,
         )
 
     @property
@@ -821,7 +907,20 @@ class Summary(Value):
         }
 
     def is_empty(self) -> bool:
-        return not any(self.counts().values())
+        return not any(self.counts().values()) and not self.held_over()
+
+    @property
+    def budget(self) -> int:
+        return budget_for(self.token_count)
+
+    def held_over(self) -> int:
+        """How many decisions, errors and action items are in the file's `overflow:` only."""
+        return sum(len(items) for items in self.overflow.values())
+
+    def everything(self, name: str) -> tuple[str, ...]:
+        """A critical category whole: the block's items, then the file's overflow."""
+        items: tuple[str, ...] = getattr(self, name)
+        return items + tuple(self.overflow.get(name, ()))
 
 
 def _q(text: str) -> str:
@@ -854,6 +953,7 @@ def _model(summary: Summary) -> dict[str, Any]:
         "stack": _q(", ".join(summary.stack)) if summary.stack else "",
         "skill_updates": [_q(t) for t in summary.skill_updates],
         "patterns": [_q(t) for t in summary.patterns],
+        "overflow": summary.held_over(),
     }
 
 
@@ -919,7 +1019,41 @@ class _Budget:
         return True
 
     def over(self) -> bool:
-        return _tokens(self.summary) > TOKEN_BUDGET
+        self.summary = _settle(self.summary)
+        return self.summary.compressed_tokens > self.summary.budget
+
+    def refill(self) -> None:
+        """Bring back, category by category, the first held-over item while it fits: a long
+        error moved out can leave room for a short action item."""
+        moved = True
+        while moved:
+            moved = False
+            for name in CRITICAL:
+                held = self.summary.overflow.get(name, ())
+                if not held:
+                    continue
+                overflow = {**self.summary.overflow, name: held[1:]}
+                if not overflow[name]:
+                    del overflow[name]
+                back = getattr(self.summary, name) + held[:1]
+                candidate = _settle(self.summary.replace(overflow=overflow, **{name: back}))
+                if candidate.compressed_tokens <= candidate.budget:
+                    self.summary, moved = candidate, True
+
+    def hold_over(self) -> bool:
+        """Move one critical item from the block to the file's overflow: the last of the
+        category with the most items left (the lower priority on a tie), so each keeps its
+        first items in the block. False when the block holds none."""
+        s = self.summary
+        left = [(len(getattr(s, name)), rank, name) for rank, name in enumerate(CRITICAL)]
+        count, _, name = max(left)
+        if not count:
+            return False
+        items: tuple[str, ...] = getattr(s, name)
+        overflow = dict(s.overflow)
+        overflow[name] = items[-1:] + tuple(overflow.get(name, ()))
+        self.summary = _settle(s.replace(overflow=overflow, **{name: items[:-1]}))
+        return True
 
     def apply(self) -> Summary:
         for name in ("patterns", "skill_updates", "architecture", "level", "preferences"):
@@ -933,9 +1067,13 @@ class _Budget:
                 progressed = self.cut("skill_updates") or progressed
             if not progressed:
                 break
-        for name in ("preferences", "level"):  # then the user: preferences, then the level
-            while self.over() and self.cut(name):
-                pass
+        while self.over() and self.cut("preferences"):  # then the user's preferences
+            pass
+        while self.over() and self.hold_over():  # then critical items move to the file
+            pass
+        self.refill()
+        while self.over() and self.cut("level"):  # the level (≤ 10 tokens) only if all else
+            pass
         dropped = {name: tuple(items) for name, items in self.dropped.items()}
         return _settle(self.summary.replace(dropped=dropped))
 
@@ -991,11 +1129,14 @@ def render_file(summary: Summary, transcript: Path | None = None) -> str:
     if transcript is not None:
         source = {"transcript": _q(str(transcript))}
     dropped = {name: [_q(item) for item in items] for name, items in summary.dropped.items()}
+    overflow = {name: [_q(item) for item in items] for name, items in summary.overflow.items()}
     text = render(
         "session/summary_file.yaml.j2",
         block=render_block(summary),
         source=source,
         dropped=dropped,
+        overflow=overflow,
+        budget=summary.budget,
     )
     return scrub(text)[0]
 
@@ -1071,6 +1212,9 @@ def _from_yaml(loaded: object) -> Summary | None:
     architecture = architecture if isinstance(architecture, dict) else {}
     stack = architecture.get("stack")
     counts = (block.get("token_count"), block.get("compressed_tokens"))
+    held = loaded.get("overflow")
+    held = held if isinstance(held, dict) else {}
+    overflow = {name: _strings(held.get(name)) for name in CRITICAL if _strings(held.get(name))}
     return Summary(
         session_id=str(block.get("session_id") or ""),
         duration=str(block.get("duration") or ""),
@@ -1087,22 +1231,30 @@ def _from_yaml(loaded: object) -> Summary | None:
         skill_updates=_strings(block.get("skill_updates")),
         patterns=_strings(block.get("patterns")),
         compressed_tokens=counts[1] if isinstance(counts[1], int) else 0,
+        overflow=overflow,
     )
 
 
 # --- recovery ---------------------------------------------------------------------------------
 
 
+def _is_fixed(error: str) -> bool:
+    return FIX_MARK.strip() in error
+
+
 def _entries(summary: Summary) -> list[tuple[str, str]]:
-    """Every entry of the summary as (kind, text), highest priority first (the seed's table)."""
-    entries = [
-        *(("decision", t) for t in summary.decisions),
-        *(("error", t) for t in summary.errors_and_fixes),
-        *(("action", t) for t in summary.action_items),
-        *(("preference", t) for t in summary.preferences),
-    ]
-    if summary.level:
-        entries.append(("level", summary.level))
+    """Every entry of the summary and its overflow as (kind, text), in the order the recovery
+    text gives them room: what is still to do first (the user's level, the open action items,
+    the unresolved errors), then the decisions, then what is done, then the rest."""
+    actions = summary.everything("action_items")
+    errors = summary.everything("errors_and_fixes")
+    entries = [("level", summary.level)] if summary.level else []
+    entries += [("action", t) for t in actions if not t.endswith(DONE)]
+    entries += [("error", t) for t in errors if not _is_fixed(t)]
+    entries += [("decision", t) for t in summary.everything("decisions")]
+    entries += [("done", t[: -len(DONE)]) for t in actions if t.endswith(DONE)]
+    entries += [("fixed", t) for t in errors if _is_fixed(t)]
+    entries += [("preference", t) for t in summary.preferences]
     if summary.pattern:
         entries.append(("pattern", summary.pattern))
     if summary.stack:
@@ -1112,27 +1264,41 @@ def _entries(summary: Summary) -> list[tuple[str, str]]:
     return entries
 
 
+# How the "N more" line names what it counts.
+_MORE_NAMES = {
+    "action": ("action item", "action items"),
+    "error": ("error", "errors"),
+    "fixed": ("error", "errors"),
+    "decision": ("decision", "decisions"),
+    "done": ("action item", "action items"),
+}
+
+
 def _view(entries: list[tuple[str, str]], shown: int) -> dict[str, Any]:
-    """The recovery text's data: the first `shown` entries, and how many more there are."""
+    """The recovery text's data: the first `shown` entries, and what the others are."""
     kept: dict[str, list[str]] = {}
     for kind, text in entries[:shown]:
         kept.setdefault(kind, []).append(text)
-    errors, actions = kept.get("error", []), kept.get("action", [])
     architecture = "; ".join(
         [*kept.get("pattern", []), *("stack: " + t for t in kept.get("stack", []))]
     )
+    rest = Counter(
+        _MORE_NAMES.get(kind, ("other entry", "other entries")) for kind, _ in entries[shown:]
+    )
+    more = [f"{count} {names[count != 1]}" for names, count in rest.items()]
     return {
         "architecture": architecture,
         "decisions": kept.get("decision", []),
-        "fixed": [t for t in errors if "→" in t],
-        "completed": [t[: -len(DONE)] for t in actions if t.endswith(DONE)],
-        "pending": [t for t in actions if not t.endswith(DONE)],
-        "open_items": [t for t in errors if "→" not in t],
+        "fixed": kept.get("fixed", []),
+        "completed": kept.get("done", []),
+        "pending": kept.get("error", []),
+        "open_items": kept.get("action", []),
         "level": (kept.get("level") or [""])[0],
         "preferences": kept.get("preference", []),
         "skill_updates": kept.get("skill", []),
         "patterns": kept.get("patterns", []),
         "more": len(entries) - min(shown, len(entries)),
+        "more_kinds": more,
     }
 
 
@@ -1177,7 +1343,8 @@ def _items_part(text: str) -> str:
 def pointer_text(summary: Summary, where: str, sha256: str) -> str:
     from ctxward.render import render
 
-    return render("session/recovery_pointer.md.j2", s=summary.counts(), path=where, sha256=sha256)
+    counts = {name: len(summary.everything(name)) for name in CRITICAL}
+    return render("session/recovery_pointer.md.j2", s=counts, path=where, sha256=sha256)
 
 
 def has_summary(project: Project, session_id: str) -> bool:
@@ -1232,11 +1399,12 @@ def stats(extraction: Extraction, summary: Summary, path: Path | None = None) ->
         "compressed_tokens": summary.compressed_tokens,
         "tokens_saved": summary.tokens_saved,
         "ratio": summary.ratio,
-        "budget": TOKEN_BUDGET,
-        "within_budget": summary.compressed_tokens <= TOKEN_BUDGET,
+        "budget": summary.budget,
+        "within_budget": summary.compressed_tokens <= summary.budget,
         "found": found,
         "kept": summary.counts(),
         "dropped": {name: len(items) for name, items in summary.dropped.items()},
+        "overflow": {name: len(items) for name, items in summary.overflow.items()},
         "redactions": extraction.redactions,
     }
 
@@ -1249,6 +1417,7 @@ def as_dict(summary: Summary) -> dict[str, Any]:
         "token_count": summary.token_count,
         "compressed_tokens": summary.compressed_tokens,
         "tokens_saved": summary.tokens_saved,
+        **({"overflow": summary.held_over()} if summary.overflow else {}),
         "decisions": list(summary.decisions),
         "errors_and_fixes": list(summary.errors_and_fixes),
         "action_items": list(summary.action_items),

@@ -18,6 +18,14 @@ The reply is chosen from the conversation, first rule that matches wins:
     The first user message contains ``E2E_REPEAT_BASH=<n>`` and the conversation has fewer than
     n ``Bash`` tool_use blocks so far: reply with the same ``Bash`` call again (REPEAT_COMMAND,
     which fails), a stuck model's loop. Once n calls were made the next rule answers.
+``silent_read``
+    The first user message contains ``E2E_SILENT_READ=<n>:<absolute path>`` and the conversation
+    has fewer than n ``Read`` tool_use blocks so far: reply with a ``Read`` of that file and no
+    text, a model working silently. The first reads the whole file; each later one reads one
+    line (offset k, limit 1: no two calls alike). Once n reads were made the next rule answers.
+``mcp_call``
+    The first user message contains ``E2E_MCP_CALL=<tool>`` and the conversation has no
+    tool_use yet: reply with a call of that tool (e.g. ``mcp__e2e__dump``), no text.
 ``after_tool_result``
     The last user message carries a ``tool_result``. Reply with a text that quotes it.
 ``dispatch``
@@ -31,7 +39,9 @@ The reply is chosen from the conversation, first rule that matches wins:
     Anything else: a plain text reply.
 
 ``E2E_INPUT_TOKENS=<n>`` in the last user message makes the reply report n input tokens (to
-push the CLI into auto-compaction); otherwise usage is small.
+push the CLI into auto-compaction); otherwise usage is small. In an ``E2E_SILENT_READ`` session
+the first message's ``E2E_INPUT_TOKENS=<n>`` holds for every reply, plus
+``E2E_TOKENS_PER_CALL=<m>`` for each Read made so far (a context that grows call by call).
 
 Run: ``python3 mock_anthropic.py --port 0 --port-file PORT --log requests.jsonl``.
 """
@@ -55,6 +65,9 @@ INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
 PASTE_SHAPE = "E2E_DISPATCH_SHAPE=paste"
 EYJ_SHAPE = "E2E_DISPATCH_SHAPE=eyj"
 REPEAT_BASH = re.compile(r"E2E_REPEAT_BASH=(\d+)")
+SILENT_READ = re.compile(r"E2E_SILENT_READ=(\d+):(/\S+)")
+TOKENS_PER_CALL = re.compile(r"E2E_TOKENS_PER_CALL=(\d+)")
+MCP_CALL = re.compile(r"E2E_MCP_CALL=(mcp__\w+)")
 # Fails (exit 2, file not found) and is a read-only command Claude Code runs without asking.
 REPEAT_COMMAND = "ls missing-ctxward-e2e"
 DEFAULT_INPUT_TOKENS = 1000
@@ -110,6 +123,10 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
     prompt = _prompt_of(last)
     tokens_match = INPUT_TOKENS.search(prompt)
     tokens = int(tokens_match.group(1)) if tokens_match else DEFAULT_INPUT_TOKENS
+    if (silent := SILENT_READ.search(first)) and not tokens_match:  # a growing context
+        base, per = INPUT_TOKENS.search(first), TOKENS_PER_CALL.search(first)
+        tokens = int(base.group(1)) if base else DEFAULT_INPUT_TOKENS
+        tokens += int(per.group(1)) * _tool_calls(body, "Read") if per else 0
 
     if COMPACT_MARKER in last_text:
         summary_text = f"MOCK_SUMMARY\n{summary}".rstrip()
@@ -125,6 +142,15 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
             "input": {"command": REPEAT_COMMAND, "description": "List the e2e folder"},
         }
         return Reply("repeat_bash", [call], tokens)
+    if silent and (done := _tool_calls(body, "Read")) < int(silent.group(1)):
+        params: dict[str, Any] = {"file_path": silent.group(2)}
+        if done:
+            params.update(offset=done, limit=1)
+        call = {"type": "tool_use", "id": f"toolu_mock{next(ids):06d}", "name": "Read"}
+        return Reply("silent_read", [{**call, "input": params}], tokens)
+    if (mcp := MCP_CALL.search(first)) and not _tool_results(last):
+        call = {"type": "tool_use", "id": f"toolu_mock{next(ids):06d}", "name": mcp.group(1)}
+        return Reply("mcp_call", [{**call, "input": {"table": "rows"}}], tokens)
     if results := _tool_results(last):
         result = results[-1]
         quoted = _result_text(result)[:500]
@@ -156,12 +182,17 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
 
 def _bash_calls(body: dict[str, Any]) -> int:
     """How many Bash tool_use blocks the assistant turns of this conversation hold."""
+    return _tool_calls(body, "Bash")
+
+
+def _tool_calls(body: dict[str, Any], name: str) -> int:
+    """How many `name` tool_use blocks the assistant turns of this conversation hold."""
     count = 0
     for message in body.get("messages", []):
         content = message.get("content") if message.get("role") == "assistant" else None
         if isinstance(content, list):
             count += sum(
-                1 for b in content if b.get("type") == "tool_use" and b.get("name") == "Bash"
+                1 for b in content if b.get("type") == "tool_use" and b.get("name") == name
             )
     return count
 

@@ -61,7 +61,7 @@ def summarize_command(
 
     TRANSCRIPT defaults to the current session's ($CLAUDE_CODE_SESSION_ID), else the newest
     one of this project under ~/.claude/projects/. Prints the YAML that was written; --json
-    prints {"path", "session_summary", "dropped", "stats"}.
+    prints {"path", "session_summary", "overflow", "dropped", "stats"}.
 
     \b
     Example:
@@ -78,6 +78,7 @@ def summarize_command(
                 "path": project.relative(written.path),
                 "session_summary": sessions.as_dict(summary),
                 "dropped": {name: list(items) for name, items in summary.dropped.items()},
+                "overflow": {name: list(items) for name, items in summary.overflow.items()},
                 "stats": sessions.stats(extraction, summary, path),
             }
         )

@@ -23,7 +23,7 @@ HANDLERS = {
     "UserPromptSubmit": "user_prompt_submit",
     "PostToolUse": "post_tool_use",  # the drift observer (seed 002)
     "PostToolUseFailure": "post_tool_use",  # same handler: the event name says it failed
-    "SessionEnd": "session_end",  # optional: not in settings.example.json (README)
+    "SessionEnd": "session_end",  # the seed 001 summary at session end
 }
 
 

@@ -1,9 +1,10 @@
-"""SessionEnd (optional): write the session's seed 001 summary when the session ends.
+"""SessionEnd: write the session's seed 001 summary when the session ends.
 
-Not wired by default (README "Session compression and recovery" shows how): Claude Code gives
-SessionEnd hooks 1.5 s in all unless a settings file raises it. PreCompact writes the same file
-before every compaction. Nothing reaches the model or the user from here; a failure is one line
-on stderr and exit 1, and the session ends regardless.
+Seed 001: "compress at session end". Wired by default (settings.example.json, hooks/hooks.json,
+`ctxward install`) with a 30 s timeout: Claude Code gives SessionEnd hooks 1.5 s in all unless
+the wiring raises it. PreCompact writes the same file before every compaction. Nothing reaches
+the model or the user from here; a failure is one line on stderr and exit 1, and the session
+ends regardless.
 """
 
 from __future__ import annotations
