@@ -334,7 +334,7 @@ def save_text_artifact(
 
 def _indexes_on_disk(folder: Path, prefix: str) -> list[int]:
     """The indexes of the artifact files `<prefix>NNN.<ext>` in `folder` (records or not)."""
-    found = []
+    found: list[int] = []
     if not folder.is_dir():
         return found
     for path in folder.iterdir():

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import compress, scoring
+from ctxward.bank import identity as identities
 from ctxward.bank.markup import phase_matches
 from ctxward.errors import BadInput
 from ctxward.fsutil import read_named, read_regular_text
@@ -66,14 +67,22 @@ class Item:
     fields: Mapping[str, Any]
     text: str  # the scrubbed text the entry came from
     original: str = ""  # where that text is kept in full (.ctxward/offload/<sha256>.md)
+    identity: str = ""  # `id:…`, `t:…` or `h:<hash>` (bank.identity)
+    agent_cmp: str = ""  # how the agent compares (bank.identity.agent_key)
 
     @property
     def agent_key(self) -> str:
-        return self.agent.strip().lower()
+        return self.agent_cmp or self.agent.strip()
 
     @property
     def key(self) -> str:
-        return f"{self.date}|{self.phase}|{self.agent_key}"
+        """`date|phase|agent|identity`: two subtasks of one agent are two entries."""
+        return identities.key(self.date, self.phase, self.agent_key, self.identity or self.hash)
+
+    @property
+    def updatable(self) -> bool:
+        """Whether the entry names itself (an id or a title): a new text of it is an update."""
+        return identities.is_explicit(self.identity)
 
     @property
     def band(self) -> str:
@@ -322,14 +331,18 @@ def _collect_one(
             continue
         summary = scoring.text_of(fields.get("summary"))
         view = compress.view(entry, result.score, result.sender, result.receiver, tables)
-        title = scoring.text_of(fields.get("title")) or compress.first_sentence(summary, 60)
+        named = identities.explicit(fields)
+        title = (
+            named[1] if named and named[0] == "title" else scoring.text_of(fields.get("title"))
+        ) or compress.first_sentence(summary, 60)
+        digest = compress.entry_hash(date, phase, agent.strip().lower(), summary)
         out.items.append(
             Item(
                 kind=kind,
                 date=date,
                 phase=phase,
                 agent=agent,
-                hash=compress.entry_hash(date, phase, agent.strip().lower(), summary),
+                hash=digest,
                 result=result,
                 view=view,
                 source=source,
@@ -339,5 +352,7 @@ def _collect_one(
                 fields=fields,
                 text=scrubbed if len(entries) == 1 else entry.source,
                 original=original,
+                identity=identities.of(fields, digest),
+                agent_cmp=identities.agent_key(agent, identities.known_agents(tables)),
             )
         )

@@ -59,18 +59,16 @@ class Closed:
         }
 
 
-def _bank_hashes(current: state.State) -> dict[tuple[str, str], set[str]]:
-    """(date, agent) → the content hashes the bank holds for it (01 rows and 02 items)."""
-    found: dict[tuple[str, str], set[str]] = {}
-    for row in current.active.rows():
-        found.setdefault((row.date, row.key.split("|")[-1]), set()).add(row.hash)
+def _bank_hashes(current: state.State) -> set[str]:
+    """Every content hash the bank holds (01 rows and 02 items). The hash covers the date, the
+    phase, the agent and the summary, so it alone says whether an entry was promoted."""
+    found = {row.hash for row in current.active.rows()}
     for chunk in current.log.chunks:
         if chunk.key is None:
             continue
-        date, _, agent = chunk.key.split("|", 2)
         for part in chunk.body:
             if not isinstance(part, str):
-                found.setdefault((date, agent), set()).add(part.hash)
+                found.add(part.hash)
     return found
 
 
@@ -114,10 +112,10 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
                 pending = True
             for item in collected.items:
                 digests = {
-                    compress.entry_hash(item.date, label, item.agent_key, item.summary)
+                    compress.entry_hash(item.date, label, item.agent.strip().lower(), item.summary)
                     for label in ([item.phase] if item.phase != "*" else labels)
                 }
-                if not digests & held.get((item.date, item.agent_key), set()):
+                if not digests & held:
                     report.unresolved.append(
                         Unresolved(
                             f"{source.label} [{item.agent}]",
