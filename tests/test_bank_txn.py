@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ctxward import xref
-from ctxward.bank import active, archive, progress, sprint, state, txn, zz
+from ctxward.bank import active, archive, learnings, progress, sprint, state, txn, zz
 from ctxward.bank import identity as identities
 from ctxward.bank.promote import promote
 from ctxward.errors import CtxwardError
@@ -275,6 +275,7 @@ def test_a_fresh_user_with_no_key_trusts_no_journal_and_gets_no_key(tmp_path: Pa
         zz.relpath("2a"),
         ".tmp/L1-2026-01-02-phase1-hermes.md",
         ".tmp/phase1 entries.yaml",
+        learnings.FILE,
     ],
 )
 def test_every_name_a_bank_transaction_writes_is_a_bank_name(name: str) -> None:

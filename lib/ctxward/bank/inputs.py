@@ -118,6 +118,16 @@ class Collected:
     other_phases: int = 0  # staged entries of other gates, left for them
     sources: list[Source] = field(default_factory=list)
     kept: set[str] = field(default_factory=set)  # sources that must stay (something was refused)
+    discarded: list[str] = field(default_factory=list)  # DISC entries the user DISCARDed
+
+
+def discarded(fields: Mapping[str, Any]) -> bool:
+    """Whether a discussion's outcome is DISCARD (its verdict, decision or status)."""
+    for name in ("verdict", "decision", "status"):
+        value = scoring.text_of(fields.get(name)).upper().replace(" ", "_")
+        if value == "DISCARD" or value == "DISCARDED":
+            return True
+    return False
 
 
 def kind_of(fields: Mapping[str, Any], filename: str) -> str:
@@ -313,6 +323,11 @@ def _collect_one(
             continue
         result = _score(entry, tables, sender, receiver or staged_to)
         agent = result.agent
+        if kind == "disc" and discarded(fields):
+            # seed 000 §10: "DISC with DISCARD → delete artifact, do not archive": never in the
+            # bank; its staged file goes (unless something else in it must stay)
+            out.discarded.append(f"{source.label} [{agent}]")
+            continue
         if not result.compressed:
             status = scoring.status_of(fields)
             blocker = ""

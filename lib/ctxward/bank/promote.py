@@ -110,6 +110,7 @@ class Promotion:
     budget: dict[str, Any] = field(default_factory=dict)
     recovered: str | None = None
     inputs: int = 0
+    discarded: list[str] = field(default_factory=list)  # DISC entries with DISCARD (§10)
 
     @property
     def bands(self) -> dict[str, int]:
@@ -144,6 +145,7 @@ class Promotion:
             "zz": self.zz,
             "budget": self.budget,
             "recovered": self.recovered,
+            "discarded": self.discarded,
             "bank": project.relative(project.bank_dir),
         }
 
@@ -293,7 +295,12 @@ def promote(
             explicit=explicit is not None,
             progress=progress,
         )
-        if explicit is not None and not collected.items and _nothing_in(collected.skipped):
+        if (
+            explicit is not None
+            and not collected.items
+            and not collected.discarded
+            and _nothing_in(collected.skipped)
+        ):
             names = ", ".join(skip.what for skip in collected.skipped[:3])
             raise BadInput(f"nothing to promote: no entry found in {names}; nothing written")
         current = state.load(bank)
@@ -304,6 +311,7 @@ def promote(
             other_phases=collected.other_phases,
             recovered=opened.recovered,
             inputs=len(sources),
+            discarded=list(collected.discarded),
         )
         estimated = phases or _int(current.active.params.get("phases")) or settings.bank.phases
         per_phase = budget.per_phase(total, estimated)
