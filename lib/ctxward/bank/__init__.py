@@ -15,8 +15,10 @@ The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `prese
     _notes/archive/YYYY-MM-compressed-entries.md   what the C7 trim removed (other _notes: never)
 
 One module per concern: `identity` (which entry an entry is: never only date/phase/agent),
-`learnings` (§15 cleanup), `forced` (G9 `forcedAt` in the log), `budget` (line costs, allocation, carryover, guardrails), `active`
-(01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact), `inputs` (reading entries),
+`learnings` (§15 cleanup), `forced` (G9 `forcedAt` in the log), `inject` (the previous phase's
+context given to a dispatch by PreToolUse), `budget` (line costs, allocation, carryover,
+guardrails), `active` (01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact),
+`inputs` (reading entries),
 `promote` (the pipeline), `trim` (C7), `sprint` (C5 close-sprint), `view` (status, context),
 `state` (lock + recovery + reading), `txn` (the all-or-nothing journal: see its docstring),
 `markup` (markers, sections, table cells).

@@ -349,6 +349,7 @@ def promote(
         writes, result.trim = _files(
             current, registry, gate, receiver, total, now, today, plan.replaced
         )
+        rendered_zz = writes[bank / zz.relpath(gate)]
         if not result.promoted and (bank / zz.relpath(gate)).is_file():
             del writes[bank / zz.relpath(gate)]  # nothing new for the next agent: keep it
         deletes = [
@@ -371,8 +372,33 @@ def promote(
             writes[bank / active.FILE] = _scrubbed(active.render(current.active, total))
         result.zz = zz.relpath(gate)
         result.written = txn.commit(bank, writes, deletes)
+        result.warnings.extend(
+            _trust_context(
+                project, bank / zz.relpath(gate), rendered_zz, current.active.params.get("feature")
+            )
+        )
         result.budget = phase_budget(current.active, gate, total, per_phase, estimated)
     return result
+
+
+def _trust_context(
+    project: Project, zz_path: Path, rendered: str, feature: str | None
+) -> list[str]:
+    """Trust the ZZ artifact for PreToolUse (`bank.inject`) when it holds what this promotion
+    rendered from the bank (a file a clone committed in its place is never trusted), and the
+    feature's learnings as this promotion saw them."""
+    from ctxward.bank import inject
+    from ctxward.fsutil import read_regular
+
+    try:
+        if read_regular(zz_path) != rendered.encode("utf-8"):
+            return []
+    except OSError:
+        return []
+    paths = [str(zz_path)]
+    if feature and "/" not in feature and "\\" not in feature and not feature.startswith("."):
+        paths.append(inject.learnings_file(project, feature))
+    return inject.trusted(project, paths, by="ctxward bank promote")
 
 
 def _nothing_in(skipped: Sequence[inputs.Skip]) -> bool:
