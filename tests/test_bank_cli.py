@@ -72,9 +72,15 @@ def test_status_shows_budgets_bands_and_the_last_promotion(invoke, project) -> N
         "budget: 12 lines per phase (100 / 8 phases); cumulative 7 of 24; next phase carries in 2"
     )
     assert lines[3] == "entries: 4 (CRITICAL 1, HIGH 1, MEDIUM 2, LOW 0)"
-    assert "  phase  budget  used  left  carry  CRITICAL  HIGH  MEDIUM  LOW" in lines
-    assert "  1          12     4     8      1         1     0       1    0" in lines
-    assert "  2        12+1     3    10      2         0     1       1    0" in lines
+    assert (
+        "  phase  budget  used  left  carry  entries  updated  CRITICAL  HIGH  MEDIUM  LOW" in lines
+    )
+    assert (
+        "  1          12     4     8      1        2        0         1     0       1    0" in lines
+    )
+    assert (
+        "  2        12+1     3    10      2        2        0         0     1       1    0" in lines
+    )
     assert lines[-1].startswith("last promotion: ") and lines[-1].endswith(", phase 2, 2 entries")
     data = json.loads(invoke("bank", "status", "--json").stdout)
     assert data["phases"][1]["bands"] == {"CRITICAL": 0, "HIGH": 1, "MEDIUM": 1, "LOW": 0}

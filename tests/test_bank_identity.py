@@ -205,3 +205,38 @@ def test_a_bank_written_before_identities_keeps_its_entries(project: Path) -> No
     target.write_text(text.replace(row.key, "2026-07-01|2|hermes"), encoding="utf-8")
     again = promote(bank, [path], phase="2", now=NOW)
     assert again.promoted == [] and again.unchanged == 1
+
+
+def test_status_and_context_show_entries_per_phase_and_which_were_updated(project: Path) -> None:
+    bank = Project(project)
+    for i, (title, summary) in enumerate(SUBTASKS[:2]):
+        promote(bank, [write(project, f"{i}.json", entry(title, summary))], phase="2")
+    old = next(r for r in rows(bank) if r.title == "Auth endpoint").hash
+    promote(
+        bank, [write(project, "u.json", entry("Auth endpoint", "Added auth endpoint"))], phase="2"
+    )
+    new = next(r for r in rows(bank) if r.title == "Auth endpoint").hash
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, ["-C", str(project), "bank", *args])
+
+    status = json.loads(run("status", "--json").stdout)
+    (phase,) = status["phases"]
+    assert phase["entries"] == 2 and status["updated"] == 1
+    assert phase["updated"] == [
+        {"title": "Auth endpoint", "agent": "hermes", "hash": new, "previous": old}
+    ]
+    text = run("status").stdout
+    assert (
+        f"  updated in phase 2: Auth endpoint [hermes] (was {old}, now {new}; "
+        "the earlier version is in _notes/archive/)" in text
+    )
+    data = json.loads(run("context", "--phase", "2", "--json").stdout)
+    assert data["entries"] == {"2": 2}
+    assert [(u["title"], u["previous"], u["hash"]) for u in data["updated"]] == [
+        ("Auth endpoint", old, new)
+    ]
+    shown = run("context", "--phase", "2")
+    assert shown.stdout.startswith("## Compressed Context (Phase 2 → Phase 3)")
+    assert "phase 2: 2 entries in the bank\n" in shown.stderr
+    assert f"updated in phase 2: Auth endpoint [hermes] (was {old}, now {new})" in shown.stderr

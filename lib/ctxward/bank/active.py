@@ -57,6 +57,7 @@ class Row:
     files: str = ""
     partial: bool = False
     lines: list[str] = field(default_factory=list)
+    previous: str = ""  # the hash of the version this one updated (issue 16; archived)
 
     @property
     def date(self) -> str:
@@ -86,6 +87,7 @@ class Row:
                 "title": self.title,
                 "files": self.files,
                 "partial": "yes" if self.partial else "",
+                "previous": self.previous,
             }
         )
 
@@ -231,6 +233,7 @@ def _row(attrs: dict[str, str]) -> Row:
         title=attrs.get("title", ""),
         files=attrs.get("files", ""),
         partial=attrs.get("partial") == "yes",
+        previous=attrs.get("previous", ""),
     )
 
 

@@ -322,7 +322,9 @@ def promote(
         _check_critical(current.active, plan.changing, total)
         registry = xref.Registry(current.index, current.ids, str(bank / state.NEXT_ID))
         refs, decisions = _cross_reference(registry, plan, collected.skipped, feature, today)
-        modes, result.warnings = _allocate(current.active, plan.changing, per_phase, total)
+        modes, result.warnings = _allocate(
+            current.active, plan.changing, per_phase, total, plan.updated
+        )
         _archive(current.log, plan, refs, decisions)
         _plans(current.active, plan.others, feature)
         result.skipped.extend(plan.skipped)
@@ -525,7 +527,11 @@ def _cross_reference(
 
 
 def _allocate(
-    doc: ActiveContext, changing: Sequence[Item], per_phase: int, total: int
+    doc: ActiveContext,
+    changing: Sequence[Item],
+    per_phase: int,
+    total: int,
+    updated: dict[tuple[str, str], str],
 ) -> tuple[dict[str, str], list[str]]:
     """Place the changing subtask entries in their phases, priority-greedy (seed 000 §6)."""
     modes: dict[str, str] = {}
@@ -544,7 +550,9 @@ def _allocate(
             total * 2 - doc.used,
         )
         for item, mode in zip(group, chosen, strict=True):
-            target.rows.append(make_row(item, mode))
+            row = make_row(item, mode)
+            row.previous = updated.get((item.kind, item.key), "")
+            target.rows.append(row)
             modes[item.key] = mode
         flag = budget.overflow(label, sum(1 for r in target.rows if r.band == "CRITICAL"))
         if flag:
