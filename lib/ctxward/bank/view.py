@@ -69,7 +69,9 @@ def status(project: Project) -> dict[str, Any]:
             "phases": phases,
             "bands": bands_total,
             "entries": sum(bands_total.values()),
-            "updated": sum(len(p["updated"]) for p in phases),
+            "updated": sum(
+                1 for phase in doc.ordered_phases() for row in phase.rows if row.previous
+            ),
             "plans": len(doc.plans),
             "last_promotion": {
                 "at": doc.params.get("last"),
