@@ -238,5 +238,6 @@ def test_status_and_context_show_entries_per_phase_and_which_were_updated(projec
     ]
     shown = run("context", "--phase", "2")
     assert shown.stdout.startswith("## Compressed Context (Phase 2 → Phase 3)")
-    assert "phase 2: 2 entries in the bank\n" in shown.stderr
-    assert f"updated in phase 2: Auth endpoint [hermes] (was {old}, now {new})" in shown.stderr
+    assert (
+        f"- Entries: 2 (1 updated: Auth endpoint [hermes] was {old}, now {new})\n" in shown.stdout
+    )

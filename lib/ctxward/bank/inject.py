@@ -12,8 +12,12 @@ prompt is left as it was. A prompt that carries the provenance line or the block
 already is left alone (a retried dispatch, an orchestrator that pasted `bank context`).
 
 Trust (a cloned repository may commit any file under `.ctxward/`): a ZZ artifact goes out only
-when `bank promote` wrote those exact bytes at that path on this machine, and a learnings file
-only when the promotion saw those exact bytes (`ctxward.trust` records, written by `trusted`).
+when `bank promote` wrote those exact bytes for this user, and a learnings file
+only when the promotion saw those exact bytes. The promotion seals each (`ctxward.trust.seal`:
+an HMAC under this user's secret over the file's bytes) into the bank marker of
+`01-active-context.md` (`zz-seal`, `learnings-seal`): no clone can forge one, and nothing
+outside the project is written. The seal does not name the path, so that a bank reads the same
+wherever its project is (a user's own bank copied to another of their projects stays theirs).
 Standard library only up to the rendering; `bank.inject_context: false` turns it off.
 """
 
@@ -78,10 +82,25 @@ def _params(active: bytes) -> dict[str, str]:
     return {name: html.unescape(value) for name, value in _ATTR.findall(match.group("attrs"))}
 
 
-def _trusted(path: str, data: bytes) -> bool:
-    from ctxward.trust import is_trusted
+def _sealed_bytes(kind: str, data: bytes) -> bytes:
+    return b"ctxward bank context\x00" + kind.encode() + b"\x00" + data
 
-    return is_trusted(Path(os.path.realpath(path)), hashlib.sha256(data).hexdigest())
+
+def seal(kind: str, data: bytes) -> str:
+    """The seal of a `kind` ("zz" or "learnings") file holding `data` (`bank promote`'s)."""
+    from ctxward.trust import seal as hmac_seal
+
+    return hmac_seal(_sealed_bytes(kind, data))
+
+
+def _sealed(kind: str, data: bytes, mac: str) -> bool:
+    """Whether `mac` is this user's seal of `data` (never creates the user's key)."""
+    from ctxward import userstate
+    from ctxward.trust import is_sealed
+
+    if not mac or not os.path.lexists(userstate.state_dir() / userstate.KEY_FILE):
+        return False
+    return is_sealed(_sealed_bytes(kind, data), mac)
 
 
 def already_given(prompt: str, phase: str) -> bool:
@@ -101,7 +120,7 @@ def for_dispatch(project: Project) -> Context | None:
         return None
     zz_path = os.path.join(bank, zz_relpath(phase))
     zz = _read(zz_path, MAX_ZZ_BYTES)
-    if zz is None or not _trusted(zz_path, zz):
+    if zz is None or not _sealed("zz", zz, params.get("zz-seal", "")):
         return None
     try:
         zz_text = zz.decode("utf-8")
@@ -112,7 +131,7 @@ def for_dispatch(project: Project) -> Context | None:
     if feature and _FEATURE.match(feature):
         path = learnings_file(project, feature)
         data = _read(path, MAX_LEARNINGS_BYTES)
-        if data is not None and _trusted(path, data):
+        if data is not None and _sealed("learnings", data, params.get("learnings-seal", "")):
             try:
                 learnings_text = data.decode("utf-8").strip()
             except UnicodeDecodeError:
@@ -149,27 +168,3 @@ def for_dispatch(project: Project) -> Context | None:
 def splice(prompt: str, text: str) -> str:
     """The prompt with the bank's text before it (the seed's "prompt preamble", §9)."""
     return f"{text}\n\n{prompt}"
-
-
-def trusted(project: Project, paths: list[str], by: str) -> list[str]:
-    """Record the current bytes of `paths` as trusted here (what `bank promote` wrote or saw);
-    the lines saying what could not be recorded (a promotion never fails on it)."""
-    from ctxward.errors import CtxwardError
-    from ctxward.trust import record
-
-    problems = []
-    for path in paths:
-        data = _read(path, MAX_ZZ_BYTES if "ZZ-phase" in path else MAX_LEARNINGS_BYTES)
-        if data is None:
-            continue
-        try:
-            record(
-                Path(os.path.realpath(path)),
-                hashlib.sha256(data).hexdigest(),
-                slug=f"memory bank: {project.relative(Path(path))}",
-                rules=0,
-                by=by,
-            )
-        except CtxwardError as exc:
-            problems.append(str(exc))
-    return problems

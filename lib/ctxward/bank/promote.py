@@ -369,38 +369,34 @@ def promote(
                     "last": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "last-phase": gate,
                     "last-count": str(len(result.promoted)),
+                    **_seals(project, rendered_zz, current.active),
                 }
             )
             writes[bank / active.FILE] = _scrubbed(active.render(current.active, total))
         result.zz = zz.relpath(gate)
         result.written = txn.commit(bank, writes, deletes)
-        result.warnings.extend(
-            _trust_context(
-                project, bank / zz.relpath(gate), rendered_zz, current.active.params.get("feature")
-            )
-        )
+
         result.budget = phase_budget(current.active, gate, total, per_phase, estimated)
     return result
 
 
-def _trust_context(
-    project: Project, zz_path: Path, rendered: str, feature: str | None
-) -> list[str]:
-    """Trust the ZZ artifact for PreToolUse (`bank.inject`) when it holds what this promotion
-    rendered from the bank (a file a clone committed in its place is never trusted), and the
-    feature's learnings as this promotion saw them."""
+def _seals(project: Project, rendered: str, doc: ActiveContext) -> dict[str, str]:
+    """The seals PreToolUse checks before it gives a dispatch this context (`bank.inject`): of
+    the ZZ artifact this promotion rendered, and of the feature's learnings as it saw them."""
     from ctxward.bank import inject
     from ctxward.fsutil import read_regular
 
-    try:
-        if read_regular(zz_path) != rendered.encode("utf-8"):
-            return []
-    except OSError:
-        return []
-    paths = [str(zz_path)]
+    seals = {"zz-seal": inject.seal("zz", rendered.encode("utf-8")), "learnings-seal": ""}
+    feature = doc.params.get("feature")
     if feature and "/" not in feature and "\\" not in feature and not feature.startswith("."):
-        paths.append(inject.learnings_file(project, feature))
-    return inject.trusted(project, paths, by="ctxward bank promote")
+        path = inject.learnings_file(project, feature)
+        try:
+            data = read_regular(path, limit=inject.MAX_LEARNINGS_BYTES)
+        except OSError:
+            data = None
+        if data is not None:
+            seals["learnings-seal"] = inject.seal("learnings", data)
+    return seals
 
 
 def _nothing_in(skipped: Sequence[inputs.Skip]) -> bool:

@@ -189,7 +189,3 @@ def context_command(ctx: click.Context, phase: str, feature: str | None, as_json
         echo_json(data)
     else:
         click.echo(data["text"], nl=False)
-        # what the phase holds, for the reader: on stderr, so stdout stays the block to paste
-        from ctxward.render import render
-
-        click.echo(render("bank/cli_context_counts.txt.j2", data=data), nl=False, err=True)
