@@ -39,7 +39,7 @@ MAX_LEARNINGS_BYTES = 512 * 1024
 _BANK_MARKER = re.compile(r"^<!-- ctxward:bank (?P<attrs>[^\n]*?) -->$", re.MULTILINE)
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 _PHASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
-_FEATURE = re.compile(r"^[^/\\.][^/\\]{0,127}$")
+_FEATURE = re.compile(r"[^/\\.\x00][^/\\\x00]{0,127}")
 
 
 class Context:
@@ -58,6 +58,11 @@ class Context:
 def zz_relpath(phase: str) -> str:
     """As `bank.zz.relpath` (not imported: it pulls the bank's renderers in)."""
     return f".tmp/ZZ-phase{phase}-context.md"
+
+
+def feature_ok(name: str) -> bool:
+    """A feature name, not a path (its learnings file is `learnings/<name>/learnings.md`)."""
+    return _FEATURE.fullmatch(name) is not None
 
 
 def learnings_file(project: Project, feature: str) -> str:
@@ -128,7 +133,7 @@ def for_dispatch(project: Project) -> Context | None:
         return None
     learnings_text, learnings_rel, learnings_sha = "", "", ""
     feature = params.get("feature", "")
-    if feature and _FEATURE.match(feature):
+    if feature and feature_ok(feature):
         path = learnings_file(project, feature)
         data = _read(path, MAX_LEARNINGS_BYTES)
         if data is not None and _sealed("learnings", data, params.get("learnings-seal", "")):

@@ -388,11 +388,11 @@ def _seals(project: Project, rendered: str, doc: ActiveContext) -> dict[str, str
 
     seals = {"zz-seal": inject.seal("zz", rendered.encode("utf-8")), "learnings-seal": ""}
     feature = doc.params.get("feature")
-    if feature and "/" not in feature and "\\" not in feature and not feature.startswith("."):
+    if feature and inject.feature_ok(feature):
         path = inject.learnings_file(project, feature)
         try:
             data = read_regular(path, limit=inject.MAX_LEARNINGS_BYTES)
-        except OSError:
+        except (OSError, ValueError):  # missing, a link, a FIFO, too large: nothing sealed
             data = None
         if data is not None:
             seals["learnings-seal"] = inject.seal("learnings", data)
