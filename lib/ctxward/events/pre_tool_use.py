@@ -145,7 +145,13 @@ def inject_enabled(project: Project) -> bool:
 def _with_bank_context(
     project: Project, tool: str, tool_input: Any, measured: Measurement, decision: Decision
 ) -> Outcome | None:
-    """The allowed dispatch with the bank's context before its prompt (None: not given)."""
+    """The allowed dispatch with the bank's context before its prompt (None: not given).
+
+    Only a tool input whose `prompt` is the sub-agent's text (Claude Code `Agent`/`Task`,
+    OpenCode `task`) is changed; any other shape is left as the host sent it.
+    """
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("prompt"), str):
+        return None
     if not project.anchored or not project.bank_dir.is_dir() or not inject_enabled(project):
         return None
     from ctxward import guard
