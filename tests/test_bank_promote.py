@@ -153,19 +153,22 @@ def test_rerunning_the_same_promotion_changes_no_byte(write, project, snapshot) 
     assert snapshot(bank.bank_dir) == before  # same bytes, same inodes, same mtimes
 
 
-def test_same_key_with_new_content_overwrites_in_place(write, project) -> None:
+def test_same_agent_phase_and_day_with_new_content_is_another_entry(write, project) -> None:
+    # Issue 16: this test used to assert that the second text replaced the first in place
+    # (seed 000 §17's "same key, different hash → overwrite"); that silently lost a subtask.
+    # Without an id or a title of its own, an entry is its content: both are kept.
     bank = Project(project)
     promote(bank, [write("a.json", entry("hermes", MEDIUM))], phase="1", now=NOW)
     result = promote(bank, [write("b.json", entry("hermes", CRITICAL))], phase="1", now=NOW)
-    assert [(p.action, p.band) for p in result.promoted] == [("updated", "CRITICAL")]
+    assert [(p.action, p.band) for p in result.promoted] == [("added", "CRITICAL")]
     doc = active.parse((bank.bank_dir / active.FILE).read_text("utf-8"))
-    assert [(r.key, r.band) for r in doc.rows()] == [("2026-01-02|1|hermes", "CRITICAL")]
+    assert sorted(r.band for r in doc.rows()) == ["CRITICAL", "MEDIUM"]
     log = (bank.bank_dir / progress.FILE).read_text("utf-8")
     assert log.count("### 2026-01-02 — Phase 1: hermes") == 1
-    assert log.count('kind="summary"') == 1 and "Created new table" in log
-    assert "Renamed helper" not in log
+    assert log.count('kind="summary"') == 2 and "Created new table" in log
+    assert "Renamed helper" in log
     zz = (bank.bank_dir / ".tmp" / "ZZ-phase1-context.md").read_text("utf-8")
-    assert "CRITICAL (expanded)" in zz and "Renamed" not in zz  # last write wins
+    assert "CRITICAL (expanded)" in zz and "Renamed" in zz
 
 
 def test_review_lines_and_headings_are_never_duplicated(write, project) -> None:
@@ -188,10 +191,16 @@ def test_review_lines_and_headings_are_never_duplicated(write, project) -> None:
     assert text.count("### 2026-01-02 — Phase 1: hermes") == 1 and "- IMPL · HIGH" in text
     # IMPL and REVIEW go to the log only, not to Completed Phases
     assert list(active.parse((bank.bank_dir / active.FILE).read_text("utf-8")).rows()) == []
-    # a changed verdict replaces the line; it is still there once
+    # seed 000 §17: a **Review:** line in the section already → skip (it was replaced in place
+    # before issue 16); the skip is said, and the line is still there once
     changed = entry("themis", "Reviewed auth again", type="REVIEW", verdict="APPROVED")
-    promote(bank, [write("r.json", changed)], phase="1", now=NOW)
-    assert log_path.read_text("utf-8").count("**Review:**") == 1
+    result = promote(bank, [write("r.json", changed)], phase="1", now=NOW)
+    assert result.promoted == []
+    assert [s.reason for s in result.skipped] == [
+        "2026-01-02 — Phase 1: themis holds a **Review:** line already "
+        "(seed 000 §17: skip if the line exists); left as it is"
+    ]
+    assert log_path.read_text("utf-8") == text
 
 
 def test_zz_files_are_last_write_wins_per_phase(write, project) -> None:
@@ -228,17 +237,21 @@ def test_staged_entries_are_promoted_and_consumed(project) -> None:
     (tmp / "IMPL-phase1-aphrodite.md").write_text(f"# IMPL\n\n```json\n{blocked}\n```\n", "utf-8")
     staged = sorted(p.name for p in tmp.iterdir())
     result = promote(bank, phase="1", now=NOW)
-    assert sorted(p.key for p in result.promoted) == ["2026-01-02|1|demeter", "2026-01-02|1|hermes"]
+    assert sorted(p.label for p in result.promoted) == [
+        "2026-01-02|1|demeter",
+        "2026-01-02|1|hermes",
+    ]
     assert result.unrecognized == [".ctxward/memory-bank/.tmp/notes.txt"]
     assert result.other_phases == 1
     assert [s.reason for s in result.skipped] == ["status blocked: not compressed (seed 000 §10)"]
     left = sorted(p.name for p in tmp.iterdir())
     assert "notes.txt" in left and "IMPL-phase1-aphrodite.md" in left
-    assert "L1-2026-01-02-phase-3-zeus.md" in left
-    assert set(staged) - set(left) == {
-        "L1-2026-01-02-phase-1-hermes.md",
-        "L1-2026-01-02-phase-1-demeter.md",
-    }
+    assert any(name.startswith("L1-2026-01-02-phase-3-zeus-") for name in left)
+    consumed = sorted(set(staged) - set(left))
+    assert [name.rsplit("-", 1)[0] for name in consumed] == [
+        "L1-2026-01-02-phase-1-demeter",
+        "L1-2026-01-02-phase-1-hermes",
+    ]
     log = (bank.bank_dir / progress.FILE).read_text("utf-8")
     assert "- Full text: .ctxward/offload/" in log  # the original is on disk in full
     index = (bank.bank_dir / "_xref" / "index.md").read_text("utf-8")
@@ -256,7 +269,7 @@ def test_a_staged_entry_named_through_dot_dot_is_consumed(project) -> None:
     (project / "sub").mkdir()
     spelled = project / "sub" / ".." / ".ctxward" / "memory-bank" / ".tmp" / "phase1.json"
     result = promote(Project(project), [str(spelled)], phase="1", now=NOW)
-    assert [p.key for p in result.promoted] == ["2026-01-02|1|hermes"]
+    assert [p.label for p in result.promoted] == ["2026-01-02|1|hermes"]
     assert ".tmp/phase1.json" in result.written
     assert not (bank / ".tmp" / "phase1.json").exists()
 
@@ -272,7 +285,7 @@ def test_the_preflight_refuses_and_partial_is_flagged(write, project) -> None:
     result = promote(bank, [write("p.json", *entries)], phase="1", now=NOW)
     reasons = sorted(s.reason.split(":")[0] for s in result.skipped)
     assert reasons == ["ADRs are permanent", "review verdict NEEDS_REVISION", "status in progress"]
-    assert [(p.key, p.band) for p in result.promoted] == [("2026-01-02|1|demeter", "MEDIUM")]
+    assert [(p.label, p.band) for p in result.promoted] == [("2026-01-02|1|demeter", "MEDIUM")]
     context = (bank.bank_dir / active.FILE).read_text("utf-8")
     assert "[demeter] ⚠️ partial" in context and 'partial="yes"' in context
 
@@ -402,7 +415,7 @@ def test_entries_of_another_phase_are_refused_by_an_explicit_gate(write, project
     )
     assert [s.reason for s in result.skipped] == ["phase 4, not 2"]
     sub = promote(Project(project), [write("q.json", entry("hermes", HIGH, phase="2b"))], phase="2")
-    assert [p.key for p in sub.promoted] == ["2026-01-02|2b|hermes"]
+    assert [p.label for p in sub.promoted] == ["2026-01-02|2b|hermes"]
 
 
 def test_a_completed_plan_gets_one_row_in_plans(write, project) -> None:

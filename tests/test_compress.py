@@ -442,21 +442,45 @@ def test_entry_hash_is_the_seeds() -> None:
     )
 
 
-def test_stage_is_idempotent_and_overwrites_an_update(project: Path) -> None:
+def test_stage_is_idempotent_and_keeps_every_entry(project: Path) -> None:
+    # Issue 16: staging used to keep one file per (date, phase, agent), so a second text of the
+    # same agent overwrote the first (this test asserted that). Now one file per entry.
     bank = Project(project)
     result = staged_entry(bank, summary=SEED_SUMMARY)
     first = stage(bank, result)
     assert first.written
-    assert first.path == stage_dir(bank) / "L1-2026-07-01-phase-2-hermes.md"
+    assert first.path == stage_dir(bank) / f"L1-2026-07-01-phase-2-hermes-{first.hash[:12]}.md"
     assert first.path.parent == project / ".ctxward" / "memory-bank" / ".tmp"
     content = first.path.read_text(encoding="utf-8")
     assert content.startswith("# L1 entry: hermes, phase 2, 2026-07-01\n")
     assert result.text in content
     assert not stage(bank, result).written
-    updated = stage(bank, staged_entry(bank, summary=SEED_SUMMARY + " and a test"))
-    assert updated.written and updated.path == first.path
-    assert updated.hash != first.hash
-    assert len(list(stage_dir(bank).iterdir())) == 1
+    other = stage(bank, staged_entry(bank, summary=SEED_SUMMARY + " and a test"))
+    assert other.written and other.path != first.path and other.hash != first.hash
+    assert other.replaced == ""
+    assert first.path.read_text(encoding="utf-8") == content  # the first is still there
+    assert len(list(stage_dir(bank).glob("L1-*.md"))) == 2
+
+
+def test_stage_three_subtasks_of_one_agent_are_three_files(project: Path) -> None:
+    """Issue 16: three SubagentStop summaries of one agent in one phase leave three files."""
+    bank = Project(project)
+    done = [
+        stage(bank, staged_entry(bank, title=f"Subtask {i}", summary=f"{SEED_SUMMARY} part {i}"))
+        for i in range(3)
+    ]
+    assert all(d.written for d in done) and len({d.path for d in done}) == 3
+    assert len(list(stage_dir(bank).glob("L1-*.md"))) == 3
+
+
+def test_stage_an_update_of_the_same_subtask_replaces_its_file_and_says_so(project: Path) -> None:
+    bank = Project(project)
+    first = stage(bank, staged_entry(bank, title="Auth endpoint", summary=SEED_SUMMARY))
+    assert first.path.name.startswith("L1-2026-07-01-phase-2-hermes-auth-endpoint-")
+    update = stage(bank, staged_entry(bank, title="Auth endpoint", summary=SEED_SUMMARY + "!"))
+    assert update.written and update.path == first.path
+    assert update.replaced == first.hash and update.hash != first.hash
+    assert len(list(stage_dir(bank).glob("L1-*.md"))) == 1
 
 
 def test_pantheon_preset_stages_in_its_bank(project: Path) -> None:
@@ -471,8 +495,9 @@ def test_handoff_compresses_pending_and_lists_everything(project: Path) -> None:
     bank = Project(project)
     stage(bank, staged_entry(bank, summary=SEED_SUMMARY, to="aphrodite"))
     low = staged_entry(bank, agent="aphrodite", summary="Fixed a typo", files=["README.md"])
-    stage(bank, low, state="pending")
-    assert read_staged(stage_dir(bank) / "L1-2026-07-01-phase-2-aphrodite.md").state == "pending"
+    low_path = stage(bank, low, state="pending").path
+    assert low_path.name.startswith("L1-2026-07-01-phase-2-aphrodite-")
+    assert read_staged(low_path).state == "pending"
     folder = stage_dir(bank)
     impl = folder / "IMPL-phase3.md"
     impl.write_text(
@@ -504,10 +529,10 @@ def test_handoff_compresses_pending_and_lists_everything(project: Path) -> None:
     )
     assert report.unrecognized == (".ctxward/memory-bank/.tmp/notes.md",)
     assert impl.read_bytes() == impl_before
-    compressed = read_staged(folder / "L1-2026-07-01-phase-2-aphrodite.md")
+    compressed = read_staged(low_path)
     assert compressed is not None and compressed.state == "compressed"
     assert compressed.attrs["original"] == low.offload_path
-    assert "[aphrodite] — README.md" in (folder / "L1-2026-07-01-phase-2-aphrodite.md").read_text()
+    assert "[aphrodite] — README.md" in low_path.read_text()
 
     again = handoff(bank, TABLES)
     assert again.compressed == ()
@@ -516,11 +541,11 @@ def test_handoff_compresses_pending_and_lists_everything(project: Path) -> None:
 
 def test_handoff_by_phase(project: Path) -> None:
     bank = Project(project)
-    stage(bank, staged_entry(bank, summary="Fixed a typo"), state="pending")
+    two = stage(bank, staged_entry(bank, summary="Fixed a typo"), state="pending")
     stage(bank, staged_entry(bank, phase="3", summary="Fixed a typo"), state="pending")
     report = handoff(bank, TABLES, phase="3")
     assert [s.phase for s in report.compressed] == ["3"]
-    assert read_staged(stage_dir(bank) / "L1-2026-07-01-phase-2-hermes.md").state == "pending"
+    assert read_staged(two.path).state == "pending"
 
 
 def test_handoff_without_a_bank(project: Path) -> None:

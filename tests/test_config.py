@@ -75,7 +75,7 @@ def test_as_dict_keeps_the_declared_order_and_copies(write_config):
     ]
     assert list(shown["dispatch"]) == ["capacity_bytes", "capacity_by_agent", "offload"]
     assert list(shown["scoring"]) == ["keywords", "ignore", "relevance"]
-    assert shown["bank"] == {"total_budget": 100, "phases": 8}
+    assert shown["bank"] == {"total_budget": 100, "phases": 8, "inject_context": True}
     assert shown["scoring"]["keywords"] == (
         {
             "term": "flaky",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 import subprocess
 import sys
@@ -257,7 +258,7 @@ def test_handoff_command(invoke, project: Path) -> None:
     first = invoke("handoff", "--phase", "2")
     assert first.exit_code == 0, first.output
     assert "compressed now (1):" in first.stdout
-    assert "L1-2026-07-01-phase-2-hermes.md" in first.stdout
+    assert re.search(r"L1-2026-07-01-phase-2-hermes-[0-9a-f]{12}\.md", first.stdout)
     data = json.loads(invoke("handoff", "--json").stdout)
     assert data["compressed"] == []
     assert [item["agent"] for item in data["already"]] == ["hermes"]
@@ -310,7 +311,7 @@ def test_subagent_stop_stages_a_high_summary(load_payload, project: Path) -> Non
     done = run_script("subagent_stop.py", payload, project)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     (path,) = staged_files(project)
-    assert path.name == "L1-2026-07-01-phase-2-hermes.md"
+    assert re.fullmatch(r"L1-2026-07-01-phase-2-hermes-[0-9a-f]{12}\.md", path.name)
     text = path.read_text(encoding="utf-8")
     assert 'state="compressed"' in text and 'band="HIGH"' in text
     assert (
@@ -344,7 +345,8 @@ def test_subagent_stop_reads_the_transcript_when_the_message_is_empty(
     )
     done = run_script("subagent_stop.py", payload, project)
     assert done.returncode == 0, done.stderr
-    assert [p.name for p in staged_files(project)] == ["L1-2026-07-01-phase-2-hermes.md"]
+    (path,) = staged_files(project)
+    assert re.fullmatch(r"L1-2026-07-01-phase-2-hermes-[0-9a-f]{12}\.md", path.name)
 
 
 def test_subagent_stop_leaves_the_captured_payload_alone(load_payload, project: Path) -> None:

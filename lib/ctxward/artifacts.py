@@ -301,31 +301,48 @@ def save_text_artifact(
     digest = hashlib.sha256(data).hexdigest()
     folder = artifacts_dir(project, session)
     prefix = f"{check_name(rid, 'rid')}-{check_name(role, 'role')}-"
-    used: list[int] = []
-    for record_file in sorted(folder.glob(f"{prefix}*{META_SUFFIX}")):
-        try:
-            stored = json.loads(read_regular(record_file).decode("utf-8"))
-            meta = ArtifactMeta.from_dict(stored)
-        except (OSError, ValueError, RecursionError):
-            continue
-        used.append(meta.idx)
-        if meta.sha256 == digest and (project.root / meta.path).is_file():
-            return Recorded(meta, str(stored.get("batch") or batch), record_file)
-    idx = max(used, default=0) + 1
-    path = artifact_path(project, session, rid, role, idx, ext)
-    atomic_write(path, data)
-    return record_artifact(
-        project,
-        session,
-        path,
-        rid=rid,
-        role=role,
-        idx=idx,
-        batch=batch,
-        summary=summary if summary is not None else first_line_summary(cleaned),
-        status=status,
-        now=now,
-    )
+    # The index is taken and the artifact written under one lock: parallel stops of one agent
+    # (the same rid and role) each get their own index, none overwrites another's report.
+    with locked(folder, project.locks_dir):
+        used: list[int] = []
+        for record_file in sorted(folder.glob(f"{prefix}*{META_SUFFIX}")):
+            try:
+                stored = json.loads(read_regular(record_file).decode("utf-8"))
+                meta = ArtifactMeta.from_dict(stored)
+            except (OSError, ValueError, RecursionError):
+                continue
+            used.append(meta.idx)
+            if meta.sha256 == digest and (project.root / meta.path).is_file():
+                return Recorded(meta, str(stored.get("batch") or batch), record_file)
+        used.extend(_indexes_on_disk(folder, prefix))  # a file whose record is missing
+        idx = max(used, default=0) + 1
+        path = artifact_path(project, session, rid, role, idx, ext)
+        atomic_write(path, data)
+        return record_artifact(
+            project,
+            session,
+            path,
+            rid=rid,
+            role=role,
+            idx=idx,
+            batch=batch,
+            summary=summary if summary is not None else first_line_summary(cleaned),
+            status=status,
+            now=now,
+        )
+
+
+def _indexes_on_disk(folder: Path, prefix: str) -> list[int]:
+    """The indexes of the artifact files `<prefix>NNN.<ext>` in `folder` (records or not)."""
+    found: list[int] = []
+    if not folder.is_dir():
+        return found
+    for path in folder.iterdir():
+        rest = path.name[len(prefix) :] if path.name.startswith(prefix) else ""
+        digits = rest.split(".", 1)[0]
+        if digits.isdigit():
+            found.append(int(digits))
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -725,6 +725,7 @@ class Staged:
     phase: str
     written: bool = False
     attrs: Mapping[str, str] = field(default_factory=dict)
+    replaced: str = ""  # the hash of the earlier version of the same entry this one replaced
 
 
 def entry_hash(date: str, phase: str, agent: str, summary: str) -> str:
@@ -769,12 +770,28 @@ def read_staged(path: Path) -> Staged | None:
     )
 
 
+def _stage_name(date: str, phase: str, agent: str, identity: str, digest: str) -> str:
+    """`L1-<date>-phase-<phase>-<agent>-<which>.md`: one file per entry (issue 16), where
+    <which> is the entry's own id or title (slug + a short hash of the exact identity and agent)
+    or, for an entry without one, its content hash."""
+    from ctxward.bank import identity as identities
+
+    base = f"{STAGE_PREFIX}{_slug(date)}-phase-{_slug(phase)}-{_slug(agent)}"
+    if not identities.is_explicit(identity):
+        return f"{base}-{digest[:12]}.md"
+    exact = hashlib.sha256(f"{agent}|{identity}".encode()).hexdigest()[:6]
+    return f"{base}-{_slug(identity.split(':', 1)[1])[:40].strip('-')}-{exact}.md"
+
+
 def stage(project: Project, result: Result, *, state: str = "compressed") -> Staged:
     """Write `result` to the bank's .tmp/ for L2 promotion; idempotent (seed 000 §17).
 
-    One file per (date, phase, agent); an identical content hash is left alone, a different one
-    overwrites (the entry was updated). `pending` stores the Layer-1 entry for C11 to compress.
+    One file per entry (`bank.identity`): two subtasks of one agent in one phase are two files.
+    An identical content hash is left alone; a new text of the same entry (its own id or title)
+    overwrites its file and says so (`replaced`: the earlier hash, whose full text stays in
+    `.ctxward/offload/`). `pending` stores the Layer-1 entry for C11 to compress.
     """
+    from ctxward.bank import identity as identities
     from ctxward.render import render
 
     fields = result.entry.fields
@@ -782,10 +799,11 @@ def stage(project: Project, result: Result, *, state: str = "compressed") -> Sta
     phase = scoring.text_of(fields.get("phase")) or "none"
     agent = result.agent
     digest = entry_hash(date, phase, agent, scoring.text_of(fields.get("summary")))
+    identity = identities.of(fields, digest)
     folder = stage_dir(project)
-    path = folder / f"{STAGE_PREFIX}{_slug(date)}-phase-{_slug(phase)}-{_slug(agent)}.md"
+    path = folder / _stage_name(date, phase, agent, identity, digest)
     attrs = {
-        "key": f"{date}|{phase}|{agent}",
+        "key": identities.key(date, phase, agent, identity),
         "hash": digest,
         "state": state,
         "band": result.score.band,
@@ -813,7 +831,20 @@ def stage(project: Project, result: Result, *, state: str = "compressed") -> Sta
         )
         written = atomic_write(path, text, validate=_has_heading)
     score = result.score
-    return Staged(path, attrs["key"], digest, state, score.band, score.score, agent, phase, written)
+    replaced = current.hash if current is not None and current.hash != digest else ""
+    return Staged(
+        path,
+        attrs["key"],
+        digest,
+        state,
+        score.band,
+        score.score,
+        agent,
+        phase,
+        written,
+        attrs,
+        replaced,
+    )
 
 
 def _yaml(data: Mapping[str, Any]) -> str:

@@ -90,14 +90,18 @@ class ScoringConfig(Value):
 
 
 class BankConfig(Value):
-    """The L2 memory bank (seed 000 §6, §18): the `## Completed Phases` budget, in lines."""
+    """The L2 memory bank (seed 000 §6, §18): the `## Completed Phases` budget, in lines; and
+    whether a sub-agent dispatch is given the previous phase's context (§8, §15)."""
 
-    __slots__ = ("phases", "total_budget")
+    __slots__ = ("inject_context", "phases", "total_budget")
     total_budget: int  # TOTAL_BUDGET
     phases: int  # estimated phases of a feature when `bank promote --phases` is not given
+    inject_context: bool  # PreToolUse adds the ZZ block to a dispatch prompt (bank.inject)
 
-    def __init__(self, total_budget: int = 100, phases: int = 8) -> None:
-        self._set(total_budget=total_budget, phases=phases)
+    def __init__(
+        self, total_budget: int = 100, phases: int = 8, inject_context: bool = True
+    ) -> None:
+        self._set(total_budget=total_budget, phases=phases, inject_context=inject_context)
 
 
 class DebateConfig(Value):
@@ -385,10 +389,14 @@ def _parse_scoring(value: object, where: str) -> ScoringConfig:
 
 
 def _parse_bank(value: object, where: str) -> BankConfig:
-    """The `bank:` section: total_budget (10..10000 lines), phases (1..100)."""
-    raw = _mapping(value or {}, where, {"total_budget", "phases"})
+    """The `bank:` section: total_budget (10..10000 lines), phases (1..100), inject_context."""
+    raw = _mapping(value or {}, where, {"total_budget", "phases", "inject_context"})
     defaults = BankConfig()
+    inject = raw.get("inject_context", defaults.inject_context)
+    if not isinstance(inject, bool):
+        raise BadInput(f"{where}.inject_context: expected true or false")
     return BankConfig(
+        inject_context=inject,
         total_budget=_check_int(
             raw.get("total_budget", defaults.total_budget), f"{where}.total_budget", 10, 10_000
         ),

@@ -387,6 +387,37 @@ def variant(sender: str | None, receiver: str | None, tables: Tables) -> Mapping
 # -- safety preflight --------------------------------------------------------------------------
 
 _NEVER_SUBTASK = {"in_progress": "in progress", "escalated": "escalated", "blocked": "blocked"}
+# A blocker whose text says it is over (seed 000 §9 skips only the *active* ones).
+_RESOLVED = re.compile(
+    r"\b(?:resolved|fixed|unblocked|cleared|worked around|no longer|was|were|waited|had been"
+    r"|done|closed)\b",
+    re.IGNORECASE,
+)
+_RESOLVED_STATUS = ("resolved", "complete", "fixed", "closed", "cleared")
+
+
+def active_blockers(value: Any) -> list[str]:
+    """The blockers in `value` (a `blockers:` field) still in force.
+
+    A blocker is over when its text says so (resolved, fixed, unblocked, cleared, worked around,
+    no longer, was/were, waited, had been, done, closed) or, written as a mapping, when it has
+    `resolved: true` or a status such as resolved/done; "none", "n/a" and the like are empty.
+    """
+    items = value if isinstance(value, (list, tuple)) else [value]
+    active = []
+    for item in items:
+        if isinstance(item, Mapping):
+            if item.get("resolved") is True or status_of(item) in _RESOLVED_STATUS:
+                continue
+            text = text_of(item.get("what") or item.get("blocker") or item.get("name") or item)
+        else:
+            text = text_of(item)
+        if is_empty(text) or _RESOLVED.search(text):
+            continue
+        active.append(text)
+    return active
+
+
 _NEVER_REVIEW = ("NEEDS_REVISION", "FAILED")
 
 
@@ -414,7 +445,14 @@ def preflight(entry: Mapping[str, Any]) -> Preflight:
         return Preflight(False, "discussion not approved by the user (seed 000 §9)")
     if status in _NEVER_SUBTASK:
         return Preflight(False, f"status {_NEVER_SUBTASK[status]}: not compressed (seed 000 §10)")
-    active_blockers = not is_empty(entry.get("blockers")) or not is_empty(entry.get("blocked_by"))
-    if active_blockers and status not in ("complete", "partial"):
+    any_blockers = not is_empty(entry.get("blockers")) or not is_empty(entry.get("blocked_by"))
+    if any_blockers and status not in ("complete", "partial"):
         return Preflight(False, "active blockers: not compressed (seed 000 §10)")
+    still = active_blockers(entry.get("blockers"))
+    if still and kind != "review":
+        return Preflight(
+            False,
+            f"status {status or 'complete'} but blockers still active ({still[0]}): "
+            "skipped until they are resolved (seed 000 §9)",
+        )
     return Preflight(True, partial=status == "partial")

@@ -28,6 +28,7 @@ import ctxward_hardening as support
 import pytest
 
 from ctxward.bank import active, progress
+from ctxward.bank import identity as identities
 from ctxward.invariants import load_plan, parse_sections, render_payload
 from ctxward.project import Project
 
@@ -208,7 +209,10 @@ def round_a(root: Path) -> None:
 
     # promotions: every entry once in the active context and the progress log
     bank = project.bank_dir
-    rows = [row.key for row in active.parse((bank / active.FILE).read_text("utf-8")).rows()]
+    rows = [
+        "|".join(identities.split(row.key)[:3])
+        for row in active.parse((bank / active.FILE).read_text("utf-8")).rows()
+    ]
     assert sorted(rows) == [f"2026-01-02|1|agent{i}" for i in range(4)]
     log = (bank / progress.FILE).read_text("utf-8")
     progress.parse(log)
@@ -329,3 +333,35 @@ def test_sixteen_processes_again_and_again(tmp_path: Path, repeat: int) -> None:
     root = build(tmp_path / "project")
     round_a(root)
     round_b(root)
+
+
+def test_eight_parallel_stops_of_one_agent_over_the_cap_keep_eight_reports(tmp_path: Path) -> None:
+    """Issue 16: the report-cap artifact index is taken under the lock (`ctxward.lock`).
+
+    Eight SubagentStop hooks of one agent id, each with its own over-cap report, released
+    together: eight artifacts, eight records, eight distinct indexes, each report intact.
+    """
+    root = build(tmp_path / "project")
+    jobs = []
+    for i in range(8):
+        report = "\n".join(f"report {i} finding {n}: a long final report" for n in range(60))
+        stop = support.captured(
+            "SubagentStop.json",
+            root,
+            session_id="cap-s",
+            agent_id="agent-same",
+            last_assistant_message=report,
+            stop_hook_active=True,
+        )
+        jobs.append(
+            hook_job(str(support.HOOKS / "subagent_stop.py") if i % 2 else None, stop, f"stop {i}")
+        )
+    all_ok(fire(root, jobs))
+    folder = root / ".ctxward" / "sub_agents" / "cap-s" / "artifacts"
+    reports = sorted(folder.glob("agent-same-*.md"))
+    records = sorted(folder.glob("agent-same-*.meta.json"))
+    assert len(reports) == 8 and len(records) == 8
+    assert sorted({json.loads(p.read_text("utf-8"))["idx"] for p in records}) == list(range(1, 9))
+    firsts = sorted(p.read_text("utf-8").splitlines()[0] for p in reports)
+    assert firsts == [f"report {i} finding 0: a long final report" for i in range(8)]
+    no_temporary_files(root)

@@ -3,7 +3,9 @@
 The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `preset: pantheon`):
 
     01-active-context.md            ## Completed Phases (budgeted, priority-aware), ## Plans
-    02-progress-log.md              ### YYYY-MM-DD — Phase N: agent sections (IMPL/REVIEW archive)
+    02-progress-log.md              ### YYYY-MM-DD — Phase N: agent sections (IMPL/REVIEW archive),
+                                    ## Forced Dispatches (`forcedAt` of `dispatch check --force`)
+    03-learnings.md                 atomic facts promoted from learnings/ at sprint close (§15)
     _xref/index.md, _next_id.json   cross-references and their monotonic ids (ctxward.xref)
     .tmp/ZZ-phase{N}-context.md     what the next phase's agent receives
     .tmp/L1-*.md                    entries staged by L1 (C8/C11), consumed by a promotion
@@ -12,8 +14,11 @@ The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `prese
                                     journal ctxward did not write, set aside, never replayed
     _notes/archive/YYYY-MM-compressed-entries.md   what the C7 trim removed (other _notes: never)
 
-One module per concern: `budget` (line costs, allocation, carryover, guardrails), `active`
-(01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact), `inputs` (reading entries),
+One module per concern: `identity` (which entry an entry is: never only date/phase/agent),
+`learnings` (§15 cleanup), `forced` (G9 `forcedAt` in the log), `inject` (the previous phase's
+context given to a dispatch by PreToolUse), `budget` (line costs, allocation, carryover,
+guardrails), `active` (01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact),
+`inputs` (reading entries),
 `promote` (the pipeline), `trim` (C7), `sprint` (C5 close-sprint), `view` (status, context),
 `state` (lock + recovery + reading), `txn` (the all-or-nothing journal: see its docstring),
 `markup` (markers, sections, table cells).

@@ -5,7 +5,7 @@ ctxward owns those two sections; every other section of the file is kept as it i
 entry one block: a marker comment with its key, content hash, band, score, mode and cost, then
 the L1 band template's lines as a list item:
 
-    <!-- ctxward:entry key="2026-01-02|1|hermes" hash="…" band="CRITICAL" score="0.82" … -->
+    <!-- ctxward:entry key="2026-01-02|1|hermes|t:auth endpoint" hash="…" band="CRITICAL" … -->
     - **CRITICAL 0.82** [hermes] What changed: …
       To Aphrodite (…): …
       Gotcha: …
@@ -46,7 +46,7 @@ _GENERATED = ("_Budget:", "_Completed Phases:")
 class Row:
     """One compressed entry in `## Completed Phases`."""
 
-    key: str  # "date|phase|agent" (agent lower-case)
+    key: str  # "date|phase|agent|identity" (bank.identity; "date|phase|agent" before issue 16)
     hash: str
     band: str
     score: float
@@ -57,6 +57,7 @@ class Row:
     files: str = ""
     partial: bool = False
     lines: list[str] = field(default_factory=list)
+    previous: str = ""  # the hash of the version this one updated (issue 16; archived)
 
     @property
     def date(self) -> str:
@@ -86,6 +87,7 @@ class Row:
                 "title": self.title,
                 "files": self.files,
                 "partial": "yes" if self.partial else "",
+                "previous": self.previous,
             }
         )
 
@@ -231,6 +233,7 @@ def _row(attrs: dict[str, str]) -> Row:
         title=attrs.get("title", ""),
         files=attrs.get("files", ""),
         partial=attrs.get("partial") == "yes",
+        previous=attrs.get("previous", ""),
     )
 
 

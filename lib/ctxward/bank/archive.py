@@ -1,8 +1,10 @@
-"""`_notes/archive/YYYY-MM-compressed-entries.md`: what the C7 trim took out (seed 000 §18).
+"""`_notes/archive/YYYY-MM-compressed-entries.md`: what the C7 trim took out (seed 000 §18),
+and the previous version of every entry an update replaced in `## Completed Phases` (issue 16).
 
 Append-only. Each archived block is the entry as it stood in `## Completed Phases`, under a
 marker with its key, content hash and action (`removed`: a LOW entry taken out; `cut`: a MEDIUM
-entry's standard line before it was cut to 0.5 lines). The same (key, hash, action) is never
+entry's standard line before it was cut to 0.5 lines; `updated`: the version a newer text of
+the same entry replaced). The same (key, hash, action) is never
 archived twice. This is the only file ctxward writes under `_notes/`; ADRs are never touched.
 """
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import compress, scoring
+from ctxward.bank import identity as identities
 from ctxward.bank.markup import phase_matches
 from ctxward.errors import BadInput
 from ctxward.fsutil import read_named, read_regular_text
@@ -66,14 +67,22 @@ class Item:
     fields: Mapping[str, Any]
     text: str  # the scrubbed text the entry came from
     original: str = ""  # where that text is kept in full (.ctxward/offload/<sha256>.md)
+    identity: str = ""  # `id:…`, `t:…` or `h:<hash>` (bank.identity)
+    agent_cmp: str = ""  # how the agent compares (bank.identity.agent_key)
 
     @property
     def agent_key(self) -> str:
-        return self.agent.strip().lower()
+        return self.agent_cmp or self.agent.strip()
 
     @property
     def key(self) -> str:
-        return f"{self.date}|{self.phase}|{self.agent_key}"
+        """`date|phase|agent|identity`: two subtasks of one agent are two entries."""
+        return identities.key(self.date, self.phase, self.agent_key, self.identity or self.hash)
+
+    @property
+    def updatable(self) -> bool:
+        """Whether the entry names itself (an id or a title): a new text of it is an update."""
+        return identities.is_explicit(self.identity)
 
     @property
     def band(self) -> str:
@@ -109,6 +118,16 @@ class Collected:
     other_phases: int = 0  # staged entries of other gates, left for them
     sources: list[Source] = field(default_factory=list)
     kept: set[str] = field(default_factory=set)  # sources that must stay (something was refused)
+    discarded: list[str] = field(default_factory=list)  # DISC entries the user DISCARDed
+
+
+def discarded(fields: Mapping[str, Any]) -> bool:
+    """Whether a discussion's outcome is DISCARD (its verdict, decision or status)."""
+    for name in ("verdict", "decision", "status"):
+        value = scoring.text_of(fields.get(name)).upper().replace(" ", "_")
+        if value == "DISCARD" or value == "DISCARDED":
+            return True
+    return False
 
 
 def kind_of(fields: Mapping[str, Any], filename: str) -> str:
@@ -304,6 +323,11 @@ def _collect_one(
             continue
         result = _score(entry, tables, sender, receiver or staged_to)
         agent = result.agent
+        if kind == "disc" and discarded(fields):
+            # seed 000 §10: "DISC with DISCARD → delete artifact, do not archive": never in the
+            # bank; its staged file goes (unless something else in it must stay)
+            out.discarded.append(f"{source.label} [{agent}]")
+            continue
         if not result.compressed:
             status = scoring.status_of(fields)
             blocker = ""
@@ -322,14 +346,18 @@ def _collect_one(
             continue
         summary = scoring.text_of(fields.get("summary"))
         view = compress.view(entry, result.score, result.sender, result.receiver, tables)
-        title = scoring.text_of(fields.get("title")) or compress.first_sentence(summary, 60)
+        named = identities.explicit(fields)
+        title = (
+            named[1] if named and named[0] == "title" else scoring.text_of(fields.get("title"))
+        ) or compress.first_sentence(summary, 60)
+        digest = compress.entry_hash(date, phase, agent.strip().lower(), summary)
         out.items.append(
             Item(
                 kind=kind,
                 date=date,
                 phase=phase,
                 agent=agent,
-                hash=compress.entry_hash(date, phase, agent.strip().lower(), summary),
+                hash=digest,
                 result=result,
                 view=view,
                 source=source,
@@ -339,5 +367,7 @@ def _collect_one(
                 fields=fields,
                 text=scrubbed if len(entries) == 1 else entry.source,
                 original=original,
+                identity=identities.of(fields, digest),
+                agent_cmp=identities.agent_key(agent, identities.known_agents(tables)),
             )
         )

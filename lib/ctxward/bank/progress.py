@@ -1,11 +1,14 @@
 """`02-progress-log.md`: the IMPL / subtask archive and REVIEW lines (seed 000 C2, C3, §17).
 
 One section per (date, phase, agent), headed `### YYYY-MM-DD — Phase N: agent`; a heading is
-never written twice (one that already exists, even hand-written, receives the new item). Inside
-it, one item per kind — `summary`, `impl`, `review`, `disc` — each a marker comment with its
-content hash and its lines; the review item is the `**Review:** …` line. The same hash is
-skipped; a different hash replaces the item in place. Sections and lines that ctxward did not
-write are kept byte for byte (a section is only re-rendered when one of its items changes).
+never written twice (seed 000 §17: one that already exists, even hand-written, is not appended
+again; it receives the new item). Inside it, one item per entry — `summary`, `impl`, `review`,
+`disc` — each a marker comment with its kind, content hash and identity (`entry`, see
+`bank.identity`) and its lines; the review item is the `**Review:** …` line. Nothing is ever
+replaced (issue 16): the same hash is skipped; another subtask of the same agent is another item;
+a new version of the same entry is appended after the old one, marked `updates="<old hash>"`, and
+the old one stays. Sections and lines that ctxward did not write are kept byte for byte (a
+section is only re-rendered when an item is added to it).
 """
 
 from __future__ import annotations
@@ -40,21 +43,25 @@ class Chunk:
     body: list[Item | str] = field(default_factory=list)
     raw: str | None = None  # the text as read (None once changed)
 
+    def items(self, kind: str) -> list[Item]:
+        return [part for part in self.body if isinstance(part, Item) and part.kind == kind]
+
     def item(self, kind: str) -> Item | None:
-        for part in self.body:
-            if isinstance(part, Item) and part.kind == kind:
-                return part
-        return None
+        found = self.items(kind)
+        return found[0] if found else None
+
+    def latest(self, kind: str, entry: str) -> Item | None:
+        """The newest item of `kind` for the entry identity `entry` (None: not there)."""
+        found = [part for part in self.items(kind) if part.attrs.get("entry") == entry]
+        return found[-1] if found else None
+
+    def holds(self, kind: str, digest: str) -> bool:
+        return any(part.hash == digest for part in self.items(kind))
 
     def put(self, item: Item) -> bool:
-        """Add or replace the item of `item.kind`; False when the same hash is there already."""
-        for index, part in enumerate(self.body):
-            if isinstance(part, Item) and part.kind == item.kind:
-                if part.hash == item.hash:
-                    return False
-                self.body[index] = item
-                self.raw = None
-                return True
+        """Append `item`; False when an item of its kind with its hash is there already."""
+        if self.holds(item.kind, item.hash):
+            return False
         while self.body and isinstance(self.body[-1], str) and not self.body[-1].strip():
             self.body.pop()
         self.body.append(item)

@@ -5,9 +5,12 @@ budget is allocated, and 01-active-context.md, 02-progress-log.md, the ZZ artifa
 `_xref/index.md`, `_xref/_next_id.json` (and the C7 archive when the trim runs) are written
 together, and the `.tmp/` entries consumed are deleted, or nothing is.
 
-Idempotent (seed 000 §17): an entry whose (date, phase, agent) and content hash are in the bank
-already changes nothing; the same key with another hash replaces it in place. A promotion that
-changes nothing writes nothing, not even its time stamp.
+Idempotent (seed 000 §17): an entry whose content hash is in the bank already changes nothing,
+and a promotion that changes nothing writes nothing, not even its time stamp. Nothing is
+silently replaced (issue 16): an entry is identified by its own id or subtask title, else by its
+content (`bank.identity`), so two subtasks one agent finished in one phase on one day are two
+entries; a new version of the same entry is `updated` (both hashes said), its previous row in
+01 goes to `_notes/archive/` and its previous progress-log item stays.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from ctxward import scoring, xref
 from ctxward.bank import active, archive, budget, inputs, state, trim, txn, zz
+from ctxward.bank import identity as identities
 from ctxward.bank import progress as progress_log
 from ctxward.bank.active import PLANS, ActiveContext, Phase, PlanRow, Row
 from ctxward.bank.inputs import Item
@@ -62,17 +66,31 @@ class Promoted:
     mode: str  # the 01 mode for subtask entries, "" for the others
     action: str  # "added" or "updated"
     refs: list[str] = field(default_factory=list)
+    hash: str = ""
+    previous: str = ""  # the hash of the version an update replaced in 01 / follows in 02
+    title: str = ""
+
+    @property
+    def label(self) -> str:
+        """The key as printed: without a content-hash identity (the title follows it)."""
+        date, phase, agent, identity = identities.split(self.key)
+        shown = f"{date}|{phase}|{agent}"
+        return shown if not identities.is_explicit(identity) else f"{shown}|{identity}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "key": self.key,
+            "label": self.label,
             "band": self.band,
             "score": self.score,
             "mode": self.mode or None,
             "lines": budget.lines(budget.cost(self.band, self.mode)) if self.mode else None,
             "action": self.action,
             "refs": self.refs,
+            "hash": self.hash,
+            "previous_hash": self.previous or None,
+            "title": self.title,
         }
 
 
@@ -92,6 +110,7 @@ class Promotion:
     budget: dict[str, Any] = field(default_factory=dict)
     recovered: str | None = None
     inputs: int = 0
+    discarded: list[str] = field(default_factory=list)  # DISC entries with DISCARD (§10)
 
     @property
     def bands(self) -> dict[str, int]:
@@ -126,6 +145,7 @@ class Promotion:
             "zz": self.zz,
             "budget": self.budget,
             "recovered": self.recovered,
+            "discarded": self.discarded,
             "bank": project.relative(project.bank_dir),
         }
 
@@ -200,7 +220,8 @@ def compress_summary(text: str, limit: int = 400) -> str:
 
 
 def _dedupe(items: Sequence[Item]) -> tuple[list[Item], list[inputs.Skip]]:
-    """One item per (kind, key); a later one wins (it is the newer text)."""
+    """One item per (kind, key) — the key holds the entry's identity; a later one wins (it is
+    the newer text of the same entry) and the older is listed as superseded."""
     seen: dict[tuple[str, str], Item] = {}
     superseded = []
     for item in items:
@@ -209,7 +230,8 @@ def _dedupe(items: Sequence[Item]) -> tuple[list[Item], list[inputs.Skip]]:
             superseded.append(
                 inputs.Skip(
                     f"{older.source.label} [{older.agent}]",
-                    f"superseded by {item.source.label}: same date, phase and agent",
+                    f"superseded by {item.source.label}: a newer text of the same entry "
+                    f"({older.hash} → {item.hash})",
                 )
             )
         seen[(item.kind, item.key)] = item
@@ -273,7 +295,12 @@ def promote(
             explicit=explicit is not None,
             progress=progress,
         )
-        if explicit is not None and not collected.items and _nothing_in(collected.skipped):
+        if (
+            explicit is not None
+            and not collected.items
+            and not collected.discarded
+            and _nothing_in(collected.skipped)
+        ):
             names = ", ".join(skip.what for skip in collected.skipped[:3])
             raise BadInput(f"nothing to promote: no entry found in {names}; nothing written")
         current = state.load(bank)
@@ -284,6 +311,7 @@ def promote(
             other_phases=collected.other_phases,
             recovered=opened.recovered,
             inputs=len(sources),
+            discarded=list(collected.discarded),
         )
         estimated = phases or _int(current.active.params.get("phases")) or settings.bank.phases
         per_phase = budget.per_phase(total, estimated)
@@ -294,9 +322,12 @@ def promote(
         _check_critical(current.active, plan.changing, total)
         registry = xref.Registry(current.index, current.ids, str(bank / state.NEXT_ID))
         refs, decisions = _cross_reference(registry, plan, collected.skipped, feature, today)
-        modes, result.warnings = _allocate(current.active, plan.changing, per_phase, total)
+        modes, result.warnings = _allocate(
+            current.active, plan.changing, per_phase, total, plan.updated
+        )
         _archive(current.log, plan, refs, decisions)
         _plans(current.active, plan.others, feature)
+        result.skipped.extend(plan.skipped)
         result.promoted = [
             Promoted(
                 item.kind,
@@ -306,6 +337,9 @@ def promote(
                 modes.get(item.key, "") if item.kind == "summary" else "",
                 "updated" if (item.kind, item.key) in plan.updated else "added",
                 refs.get((item.kind, item.key), []),
+                item.hash,
+                plan.updated.get((item.kind, item.key), ""),
+                item.title,
             )
             for item in [*plan.changing, *plan.others]
         ]
@@ -314,14 +348,20 @@ def promote(
             current.active.params["phases"] = str(phases)
         if feature:
             current.active.params["feature"] = feature
-        writes, result.trim = _files(current, registry, gate, receiver, total, now, today)
+        writes, result.trim = _files(
+            current, registry, gate, receiver, total, now, today, plan.replaced
+        )
+        rendered_zz = writes[bank / zz.relpath(gate)]
         if not result.promoted and (bank / zz.relpath(gate)).is_file():
             del writes[bank / zz.relpath(gate)]  # nothing new for the next agent: keep it
         deletes = [
             # by its name in the bank's own .tmp/: the path given may be spelled with `..`
             bank / ".tmp" / source.path.resolve().name
             for source in collected.sources
-            if source.in_tmp and not keep and source.label not in collected.kept
+            if source.in_tmp
+            and not keep
+            and source.label not in collected.kept
+            and source.label not in plan.kept
         ]
         if _changes(writes, deletes):
             current.active.params.update(
@@ -329,13 +369,34 @@ def promote(
                     "last": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "last-phase": gate,
                     "last-count": str(len(result.promoted)),
+                    **_seals(project, rendered_zz, current.active),
                 }
             )
             writes[bank / active.FILE] = _scrubbed(active.render(current.active, total))
         result.zz = zz.relpath(gate)
         result.written = txn.commit(bank, writes, deletes)
+
         result.budget = phase_budget(current.active, gate, total, per_phase, estimated)
     return result
+
+
+def _seals(project: Project, rendered: str, doc: ActiveContext) -> dict[str, str]:
+    """The seals PreToolUse checks before it gives a dispatch this context (`bank.inject`): of
+    the ZZ artifact this promotion rendered, and of the feature's learnings as it saw them."""
+    from ctxward.bank import inject
+    from ctxward.fsutil import read_regular
+
+    seals = {"zz-seal": inject.seal("zz", rendered.encode("utf-8")), "learnings-seal": ""}
+    feature = doc.params.get("feature")
+    if feature and inject.feature_ok(feature):
+        path = inject.learnings_file(project, feature)
+        try:
+            data = read_regular(path, limit=inject.MAX_LEARNINGS_BYTES)
+        except (OSError, ValueError):  # missing, a link, a FIFO, too large: nothing sealed
+            data = None
+        if data is not None:
+            seals["learnings-seal"] = inject.seal("learnings", data)
+    return seals
 
 
 def _nothing_in(skipped: Sequence[inputs.Skip]) -> bool:
@@ -347,39 +408,61 @@ def _nothing_in(skipped: Sequence[inputs.Skip]) -> bool:
 class _Plan:
     changing: list[Item] = field(default_factory=list)  # subtask entries that change 01
     others: list[Item] = field(default_factory=list)  # IMPL/REVIEW/DISC/PLAN entries that change
-    updated: set[tuple[str, str]] = field(default_factory=set)  # (kind, key) replacing a version
+    updated: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, key) → old hash
+    replaced: list[Row] = field(default_factory=list)  # 01 rows an update replaces: archived
+    skipped: list[inputs.Skip] = field(default_factory=list)
+    kept: set[str] = field(default_factory=set)  # sources left in .tmp/ (something skipped)
     unchanged: int = 0
 
 
+def _logged(log: progress_log.ProgressLog, kind: str) -> set[str]:
+    """Every content hash of `kind` the progress log holds."""
+    return {part.hash for chunk in log.chunks for part in chunk.items(kind)}
+
+
 def _classify(items: Sequence[Item], current: state.State) -> _Plan:
-    """Which entries change the bank (seed 000 §17: same key and hash → skip)."""
+    """Which entries change the bank (seed 000 §17: the same content hash → skip).
+
+    An entry is looked up by its key (date, phase, agent and its own identity); a hash the bank
+    holds anywhere (a row written before identities, one the C7 trim archived) is unchanged too.
+    """
     plan = _Plan()
     rows = {row.key: row for row in current.active.rows()}
+    held = {row.hash for row in rows.values()}
+    archived = _logged(current.log, "summary")
     for item in items:
         if item.kind == "summary":
             found = rows.get(item.key)
-            if found is not None and found.hash == item.hash:
+            if item.hash in held or (found is None and item.hash in archived):
                 plan.unchanged += 1
-                continue
-            logged = current.log.by_key.get(item.key)
-            archived = logged.item("summary") if logged is not None else None
-            if found is None and archived is not None and archived.hash == item.hash:
-                plan.unchanged += 1  # promoted before, then taken out by the C7 trim
                 continue
             plan.changing.append(item)
             if found is not None:
-                plan.updated.add((item.kind, item.key))
+                plan.updated[(item.kind, item.key)] = found.hash
+                plan.replaced.append(found)
         elif item.kind == "plan":
             plan.others.append(item)
         else:
-            chunk = current.log.by_key.get(item.key)
-            existing = chunk.item(item.kind) if chunk is not None else None
-            if existing is not None and existing.hash == item.hash:
+            chunk = current.log.by_key.get(
+                progress_log.section_key(item.date, item.phase, item.agent)
+            )
+            if chunk is not None and chunk.holds(item.kind, item.hash):
                 plan.unchanged += 1
                 continue
+            if item.kind == "review" and chunk is not None and chunk.item("review") is not None:
+                plan.skipped.append(
+                    inputs.Skip(
+                        f"{item.source.label} [{item.agent}]",
+                        f"{entry_label(item.date, item.phase, item.agent)} holds a **Review:** "
+                        "line already (seed 000 §17: skip if the line exists); left as it is",
+                    )
+                )
+                plan.kept.add(item.source.label)
+                continue
             plan.others.append(item)
-            if existing is not None:
-                plan.updated.add((item.kind, item.key))
+            earlier = chunk.latest(item.kind, item.identity) if chunk is not None else None
+            if earlier is not None and item.updatable:
+                plan.updated[(item.kind, item.key)] = earlier.hash
     return plan
 
 
@@ -440,7 +523,11 @@ def _cross_reference(
 
 
 def _allocate(
-    doc: ActiveContext, changing: Sequence[Item], per_phase: int, total: int
+    doc: ActiveContext,
+    changing: Sequence[Item],
+    per_phase: int,
+    total: int,
+    updated: dict[tuple[str, str], str],
 ) -> tuple[dict[str, str], list[str]]:
     """Place the changing subtask entries in their phases, priority-greedy (seed 000 §6)."""
     modes: dict[str, str] = {}
@@ -459,7 +546,9 @@ def _allocate(
             total * 2 - doc.used,
         )
         for item, mode in zip(group, chosen, strict=True):
-            target.rows.append(make_row(item, mode))
+            row = make_row(item, mode)
+            row.previous = updated.get((item.kind, item.key), "")
+            target.rows.append(row)
             modes[item.key] = mode
         flag = budget.overflow(label, sum(1 for r in target.rows if r.band == "CRITICAL"))
         if flag:
@@ -479,7 +568,11 @@ def _archive(
             continue
         chunk = log.section(item.date, item.phase, item.agent)
         lines = _log_lines(item, refs.get((item.kind, item.key), []), decisions.get(item.key, ""))
-        chunk.put(LogItem(item.kind, item.hash, lines))
+        earlier = chunk.latest(item.kind, item.identity) if item.updatable else None
+        attrs = {"entry": item.identity}
+        if earlier is not None:
+            attrs["updates"] = earlier.hash  # the earlier version stays above it
+        chunk.put(LogItem(item.kind, item.hash, lines, attrs))
 
 
 def _plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> None:
@@ -504,14 +597,17 @@ def _files(
     total: int,
     now: datetime,
     today: str,
+    replaced: Sequence[Row] = (),
 ) -> tuple[dict[Path, str], trim.Trim | None]:
-    """Every file of the new state (C7 trim first, when the section passed the budget)."""
+    """Every file of the new state: the previous versions of updated entries archived, then
+    the C7 trim, when the section passed the budget."""
     bank = current.bank
     writes: dict[Path, str] = {}
     month = now.strftime("%Y-%m")
     store = archive.parse(month, archive.read(bank / archive.relpath(month)))
+    kept = [store.add(row, "updated", today) for row in replaced]
     report = trim.c7(current.active, total, store, today)
-    if report.trimmed:
+    if report.trimmed or any(kept):
         writes[bank / archive.relpath(month)] = store.render()
     writes[bank / zz.relpath(gate)] = zz.render(current.active, current.index, gate, receiver)
     writes[bank / state.INDEX] = xref.render_index(current.index)

@@ -9,7 +9,12 @@ entries still unresolved.
   (its ids survive sprint boundaries, seed 000 §7).
 - Unresolved: those `.tmp/` entries, the bank's `partial` (⚠️) entries, and blocked entries the
   index is still waiting on.
-All in one transaction; `_notes/` is never touched.
+- Learnings (seed 000 §15, `bank.learnings`): each feature's surviving learnings are promoted to
+  `03-learnings.md` as atomic facts, then its `learnings/<feature>/learnings.md` is deleted.
+- A DISC entry whose outcome is DISCARD (seed 000 §10) is deleted with its staged file, never
+  archived.
+All in one transaction (the learnings files, outside the bank, are deleted once it committed);
+`_notes/` is never touched.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward import compress, scoring
-from ctxward.bank import inputs, state, txn
+from ctxward.bank import inputs, learnings, state, txn
 from ctxward.project import Project
 
 XREF_ARCHIVE = "_xref/archive/{date}-index.md"
@@ -43,6 +48,8 @@ class Closed:
     unrecognized: list[str] = field(default_factory=list)
     unresolved: list[Unresolved] = field(default_factory=list)
     xref_archive: str = ""
+    discarded: list[str] = field(default_factory=list)  # DISC entries with DISCARD (§10)
+    learnings: list[dict[str, Any]] = field(default_factory=list)  # per feature (§15)
     dry_run: bool = False
     written: list[str] = field(default_factory=list)
 
@@ -55,22 +62,22 @@ class Closed:
             "unrecognized": self.unrecognized,
             "unresolved": [u.as_dict() for u in self.unresolved],
             "xref_archive": self.xref_archive or None,
+            "discarded": self.discarded,
+            "learnings": self.learnings,
             "written": self.written,
         }
 
 
-def _bank_hashes(current: state.State) -> dict[tuple[str, str], set[str]]:
-    """(date, agent) → the content hashes the bank holds for it (01 rows and 02 items)."""
-    found: dict[tuple[str, str], set[str]] = {}
-    for row in current.active.rows():
-        found.setdefault((row.date, row.key.split("|")[-1]), set()).add(row.hash)
+def _bank_hashes(current: state.State) -> set[str]:
+    """Every content hash the bank holds (01 rows and 02 items). The hash covers the date, the
+    phase, the agent and the summary, so it alone says whether an entry was promoted."""
+    found = {row.hash for row in current.active.rows()}
     for chunk in current.log.chunks:
         if chunk.key is None:
             continue
-        date, _, agent = chunk.key.split("|", 2)
         for part in chunk.body:
             if not isinstance(part, str):
-                found.setdefault((date, agent), set()).add(part.hash)
+                found.add(part.hash)
     return found
 
 
@@ -109,15 +116,16 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
             if collected.unrecognized:
                 continue
             pending = False
+            report.discarded.extend(collected.discarded)
             for skip in collected.skipped:
                 report.unresolved.append(Unresolved(skip.what, skip.reason, source.label))
                 pending = True
             for item in collected.items:
                 digests = {
-                    compress.entry_hash(item.date, label, item.agent_key, item.summary)
+                    compress.entry_hash(item.date, label, item.agent.strip().lower(), item.summary)
                     for label in ([item.phase] if item.phase != "*" else labels)
                 }
-                if not digests & held.get((item.date, item.agent_key), set()):
+                if not digests & held:
                     report.unresolved.append(
                         Unresolved(
                             f"{source.label} [{item.agent}]",
@@ -154,6 +162,26 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
 
             text = render("bank/xref_archive.md.j2", date=today, index=current.texts[state.INDEX])
             writes[target] = redact(text)
+        current_facts = state.read_file(bank, learnings.FILE)
+        features = learnings.surviving(bank, current_facts or "")
+        facts = learnings.render(current_facts, features, today)
+        if facts is not None:
+            from ctxward.scrub import redact
+
+            writes[bank / learnings.FILE] = redact(facts)
+        report.learnings = [
+            {
+                "feature": f.name,
+                "file": project.relative(f.path),
+                "promoted": len(f.facts),
+                "known": f.known,
+            }
+            for f in features
+        ]
         if not dry_run:
             report.written = txn.commit(bank, writes, deletes)
+            from ctxward.fsutil import remove
+
+            for feature in features:  # promoted (or held already): the file goes (§15)
+                remove(feature.path)
     return report

@@ -87,7 +87,7 @@ _STAGED = re.compile(r"[0-9]{4}\.new\Z")
 # cross-reference index, its ids and archives, the C7 archive, the `.tmp/` files (ZZ artifacts,
 # staged entries). tests/test_bank_txn.py checks each writer's names against it.
 _BANK_NAME = re.compile(
-    r"(?:01-active-context\.md|02-progress-log\.md"
+    r"(?:01-active-context\.md|02-progress-log\.md|03-learnings\.md"
     r"|_xref/(?:index\.md|_next_id\.json|archive/[0-9]{4}-[0-9]{2}-[0-9]{2}-index\.md)"
     r"|_notes/archive/[0-9]{4}-[0-9]{2}-compressed-entries\.md"
     r"|\.tmp/[^./\\\x00][^/\\\x00]{0,254})\Z"

@@ -32,6 +32,7 @@ def status(project: Project) -> dict[str, Any]:
     bands_total = dict.fromkeys(budget.BANDS, 0)
     for phase in doc.ordered_phases():
         bands = dict.fromkeys(budget.BANDS, 0)
+        updated = [_updated(row) for row in phase.rows if row.previous]
         for row in phase.rows:
             bands[row.band] = bands.get(row.band, 0) + 1
             bands_total[row.band] = bands_total.get(row.band, 0) + 1
@@ -44,6 +45,7 @@ def status(project: Project) -> dict[str, Any]:
                 "left": budget.lines(phase.unused),
                 "carryover": phase.carry_out,
                 "entries": len(phase.rows),
+                "updated": updated,
                 "bands": bands,
                 "trimmed": sum(1 for row in phase.rows if row.mode == "trimmed"),
             }
@@ -67,6 +69,9 @@ def status(project: Project) -> dict[str, Any]:
             "phases": phases,
             "bands": bands_total,
             "entries": sum(bands_total.values()),
+            "updated": sum(
+                1 for phase in doc.ordered_phases() for row in phase.rows if row.previous
+            ),
             "plans": len(doc.plans),
             "last_promotion": {
                 "at": doc.params.get("last"),
@@ -91,6 +96,16 @@ def status(project: Project) -> dict[str, Any]:
         }
     )
     return data
+
+
+def _updated(row: active.Row) -> dict[str, str]:
+    """An entry that replaced an earlier version of itself (the earlier one is archived)."""
+    return {
+        "title": row.title or row.agent,
+        "agent": row.agent,
+        "hash": row.hash,
+        "previous": row.previous,
+    }
 
 
 def learnings_path(project: Project, feature: str) -> str:
@@ -157,5 +172,17 @@ def context(project: Project, phase: str, feature: str | None = None) -> dict[st
         "text": text,
         "phases": [
             p.label for p in (doc.ordered_phases() if doc else []) if phase_matches(gate, p.label)
+        ],
+        "entries": {
+            p.label: len(p.rows)
+            for p in (doc.ordered_phases() if doc else [])
+            if phase_matches(gate, p.label)
+        },
+        "updated": [
+            {"phase": p.label, **_updated(row)}
+            for p in (doc.ordered_phases() if doc else [])
+            if phase_matches(gate, p.label)
+            for row in p.rows
+            if row.previous
         ],
     }

@@ -70,6 +70,12 @@ def render(
         next_phase=next_label(gate),
         senders=senders,
         receiver=receiver or "",
+        entries=len(rows),
+        updated=[
+            {"title": r.title or r.agent, "agent": r.agent, "previous": r.previous, "hash": r.hash}
+            for r in rows
+            if r.previous
+        ],
         budget={
             "allocated": allocated,
             "used": budget.lines(used),

@@ -103,7 +103,7 @@ def promote_command(
     for warning in result.warnings:
         click.echo(f"ctxward: warning: {warning}", err=True)
     echo_result(as_json, data, "bank/cli_promote.txt.j2", report=data)
-    if entries and not result.promoted and not result.unchanged:
+    if entries and not result.promoted and not result.unchanged and not result.discarded:
         raise click.exceptions.Exit(EXIT_ERROR)
 
 

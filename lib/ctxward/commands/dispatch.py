@@ -7,11 +7,16 @@ warning FORCED_OVER_THRESHOLD and the time in `forcedAt`, and never passes the e
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.errors import EXIT_REJECTED
 from ctxward.render import render
+
+if TYPE_CHECKING:
+    from ctxward.guard import Decision
 
 agent_type_option = click.option(
     "--agent-type",
@@ -74,16 +79,47 @@ def dispatch_check(
     from ctxward.commands.scrub import read_source
     from ctxward.guard import decide
 
-    size = len(read_source(prompt_file).encode("utf-8"))  # valid UTF-8: its own bytes again
+    data = read_source(prompt_file).encode("utf-8")  # valid UTF-8: its own bytes again
+    size = len(data)
     capacity, _ = _capacity(ctx, agent_type)
     decision = decide(size, capacity, force=force)
+    recorded = None
+    if decision.forced and decision.forced_at:
+        recorded = _record_forced(ctx, decision, agent_type, data)
     if as_json:
-        echo_json(decision.envelope())
+        echo_json({**decision.envelope(), **({"recordedIn": recorded} if recorded else {})})
     else:
-        text = render("cli/dispatch_check.txt.j2", d=decision, force=force)
+        text = render("cli/dispatch_check.txt.j2", d=decision, force=force, recorded=recorded)
         click.echo(text, nl=False)
     if not decision.allowed:
         raise click.exceptions.Exit(EXIT_REJECTED)
+
+
+def _record_forced(
+    ctx: click.Context, decision: Decision, agent_type: str | None, data: bytes
+) -> str | None:
+    """`forcedAt` into the bank log (02-progress-log.md): where (None: it could not be, said
+    in one warning line on stderr; the dispatch is let through all the same)."""
+    import hashlib
+
+    from ctxward.bank.forced import record
+    from ctxward.errors import CtxwardError
+
+    project = project_of(ctx, anywhere=True)
+    try:
+        path = record(
+            project,
+            forced_at=decision.forced_at or "",
+            size=decision.size,
+            tier=decision.tier.name,
+            capacity=decision.capacity,
+            agent_type=agent_type,
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+    except (OSError, CtxwardError) as exc:  # the dispatch was let through all the same
+        click.echo(f"ctxward: warning: forcedAt not recorded in the bank log: {exc}", err=True)
+        return None
+    return project.relative(path)
 
 
 @click.command()

@@ -1,4 +1,5 @@
-"""PreToolUse: the G9 dispatch guard on the sub-agent tool (Claude Code `Agent`, legacy `Task`).
+"""PreToolUse: the G9 dispatch guard on the sub-agent tool (Claude Code `Agent`, legacy `Task`),
+and the previous phase's context brought to the sub-agent (`bank.inject`, seed 000 §8/§15).
 
 Every other tool leaves at once with no answer, having imported nothing beyond the standard
 library (`hookio` already answers them before this module is imported).
@@ -7,6 +8,13 @@ For a dispatch, by tier (`thresholds`): ok → no answer; soft-warn / near-limit
 `systemMessage` for the user and `additionalContext` for the model; hard-reject / emergency →
 C9 offload first (config `dispatch.offload`), then allow with `updatedInput` if that brought the
 input under the hard-reject line, else `permissionDecision: "deny"` with a reason the model reads.
+
+A dispatch the guard allows is given the memory bank's context of the phase promoted last, when
+there is a trusted one and `bank.inject_context` is on: `updatedInput` with the block before the
+prompt, measured again by the guard (a pointer instead when the block would raise the tier; the
+prompt as it was when even that would). Host-agnostic: `tool_input` as the host sent it, with
+only `prompt` changed. A failure while building it costs the sub-agent the context, never the
+dispatch, and never turns a deny into an allow: the guard decides on the prompt as sent first.
 
 This is the one handler that FAILS CLOSED. There is no override at this layer: no flag, no
 environment variable, no config key. An input that cannot be measured is denied; an error
@@ -34,6 +42,8 @@ if TYPE_CHECKING:
 LISTED_BLOCKS = 12
 # Where a config that could lower the capacity lives: project.STATE_DIRNAME, config.CONFIG_FILE.
 _CONFIG = os.path.join(".ctxward", "config.yaml")
+# A memory bank whose context a dispatch may be given (bank.inject): its active context file.
+_BANK = os.path.join(".ctxward", "memory-bank", "01-active-context.md")
 
 
 def handle(event: HookEvent) -> Outcome:
@@ -50,9 +60,10 @@ def needs_no_answer(data: Mapping[str, Any], env: Mapping[str, str], payload_byt
 
     The hot path (`hookio` calls it before building the event): any tool but the sub-agent
     tool, or a measurable sub-agent call that is in tier ok at the default capacity when no
-    config file could lower that capacity. The whole payload's length bounds the measured size
-    from above (a JSON string never decodes to more UTF-8 bytes than it was written with), so
-    "ok" here is "ok" in `handle`; anything else goes the full way.
+    config file could lower that capacity and no memory bank could give it context. The whole
+    payload's length bounds the measured size from above (a JSON string never decodes to more
+    UTF-8 bytes than it was written with), so "ok" here is "ok" in `handle`; anything else goes
+    the full way.
     """
     if not is_dispatch_tool(data.get("tool_name")):
         return True
@@ -64,20 +75,23 @@ def needs_no_answer(data: Mapping[str, Any], env: Mapping[str, str], payload_byt
 
 
 def _config_may_apply(env: Mapping[str, str], cwd: str | None) -> bool:
-    """Whether a .ctxward/config.yaml exists where `project.find_root` could look for it.
+    """Whether a .ctxward/config.yaml (or a memory bank's active context) exists where
+    `project.find_root` could look for it.
 
     A superset of find_root's answer: $CLAUDE_PROJECT_DIR, and every folder from the start of
     the walk up to the filesystem root.
     """
     explicit = env.get("CLAUDE_PROJECT_DIR")
-    if explicit and os.path.exists(os.path.join(explicit, _CONFIG)):
+    if explicit and any(os.path.exists(os.path.join(explicit, p)) for p in (_CONFIG, _BANK)):
         return True
     try:
         folder = os.path.realpath(cwd if cwd else os.getcwd())
     except (OSError, ValueError):  # a NUL byte in cwd, a deleted working folder: cannot tell
         return True  # so the full path decides (and denies what it cannot handle)
     while True:
-        if os.path.exists(os.path.join(folder, _CONFIG)):
+        if os.path.exists(os.path.join(folder, _CONFIG)) or os.path.exists(
+            os.path.join(folder, _BANK)
+        ):
             return True
         parent = os.path.dirname(folder)
         if parent == folder:
@@ -97,7 +111,8 @@ def guard_dispatch(project: Project, tool: str, tool_input: object) -> Outcome:
     capacity = guard.capacity_for(capacity_bytes, capacity_by_agent, measured.agent_type)
     decision = guard.decide(measured.size, capacity)
     if decision.allowed:
-        return _allowed(tool, decision)
+        given = _with_bank_context(project, tool, tool_input, measured, decision)
+        return given if given is not None else _allowed(tool, decision)
     if not offload or not project.anchored:  # no project: no .ctxward/offload/ to move it to
         return _denied(tool, decision, measured)
     return _offload(project, tool, tool_input, measured, decision)
@@ -116,6 +131,53 @@ def dispatch_settings(project: Project) -> tuple[int, Mapping[str, int], bool]:
 
     settings = load(project).dispatch
     return settings.capacity_bytes, settings.capacity_by_agent, settings.offload
+
+
+def inject_enabled(project: Project) -> bool:
+    """`bank.inject_context` (on without a config file: no import of ctxward.config then)."""
+    if not os.path.isfile(os.path.join(project.root, _CONFIG)):
+        return True
+    from ctxward.config import load
+
+    return load(project).bank.inject_context
+
+
+def _with_bank_context(
+    project: Project, tool: str, tool_input: Any, measured: Measurement, decision: Decision
+) -> Outcome | None:
+    """The allowed dispatch with the bank's context before its prompt (None: not given).
+
+    Only a tool input whose `prompt` is the sub-agent's text (Claude Code `Agent`/`Task`,
+    OpenCode `task`) is changed; any other shape is left as the host sent it.
+    """
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("prompt"), str):
+        return None
+    if not project.anchored or not project.bank_dir.is_dir() or not inject_enabled(project):
+        return None
+    from ctxward import guard
+    from ctxward.bank import inject
+    from ctxward.hookio import Outcome
+
+    try:
+        context = inject.for_dispatch(project)
+    except Exception:  # noqa: BLE001 - the context is a gift: its failure never costs the call
+        return None
+    if context is None or inject.already_given(measured.prompt, context.phase):
+        return None
+    for form, text in (("block", context.block), ("pointer", context.pointer)):
+        updated = {**tool_input, "prompt": inject.splice(measured.prompt, text)}
+        after = guard.decide(guard.measure(updated).size, decision.capacity)
+        if not after.allowed or after.tier.percent > decision.tier.percent:
+            continue  # it would raise the tier: the pointer next, else nothing
+        facts = {"form": form, "c": context, "d": after, "added": after.size - decision.size}
+        warn = _render("guard/warn_context.md.j2", tool=tool, d=after) if after.tier.percent else ""
+        note = _render("bank/dispatch_note.md.j2", tool=tool, **facts)
+        return Outcome(
+            updated_input=updated,
+            context="\n\n".join(part for part in (note, warn) if part),
+            notice=_render("guard/warn_notice.txt.j2", d=after) if after.tier.percent else None,
+        )
+    return None
 
 
 def _allowed(tool: str, decision: Decision) -> Outcome:
