@@ -143,6 +143,13 @@ class RuleRef(Value):
     def __init__(self, slug: str, skill: str, rule: str) -> None:
         self._set(slug=slug, skill=skill, rule=rule)
 
+    @property
+    def fingerprint(self) -> str:
+        """The rule's normalised fingerprint (`ctxward.fingerprint`)."""
+        from ctxward.fingerprint import fingerprint
+
+        return fingerprint(self.rule)
+
 
 class Activation(Value):
     """What `activate` wrote; `trusted`: whether the plan's new content is trusted here."""
@@ -708,15 +715,27 @@ def _without_analysis(text: str) -> str:
     return "".join(kept)
 
 
-def normalise(text: str) -> str:
-    return " ".join(text.split()).casefold()
+def analysis_text(compact_summary: str) -> str:
+    """The `<analysis>` blocks of a compaction reply (what the model never sees)."""
+    blocks = []
+    cursor = 0
+    while (start := compact_summary.find("<analysis>", cursor)) >= 0:
+        end = compact_summary.find("</analysis>", start + len("<analysis>"))
+        if end < 0:
+            break
+        blocks.append(compact_summary[start + len("<analysis>") : end])
+        cursor = end + len("</analysis>")
+    return "\n".join(blocks)
 
 
 def check_survival(
     rules: Sequence[RuleRef], compact_summary: str
 ) -> tuple[list[RuleRef], list[RuleRef]]:
-    """Split `rules` into those whose text appears in the summary and those that do not."""
-    haystack = normalise(summary_text(compact_summary))
-    survived = [ref for ref in rules if normalise(ref.rule) in haystack]
-    missing = [ref for ref in rules if normalise(ref.rule) not in haystack]
+    """Split `rules` into those the summary kept and those it altered or lost
+    (`ctxward.verdicts.grade`, which says why)."""
+    from ctxward.verdicts import KEPT, grade
+
+    verdicts = grade(rules, compact_summary)
+    survived = [v.ref for v in verdicts if v.verdict == KEPT]
+    missing = [v.ref for v in verdicts if v.verdict != KEPT]
     return survived, missing

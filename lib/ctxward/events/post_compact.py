@@ -22,7 +22,6 @@ def handle(event: HookEvent) -> Outcome:
     rules = all_rules(plans)
     if rules:
         from ctxward.config import load
-        from ctxward.invariants import check_survival
         from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
         from ctxward.once import first_run
         from ctxward.survival import write_report
@@ -33,7 +32,10 @@ def handle(event: HookEvent) -> Outcome:
         summary = event.text("compact_summary")[:MAX_CHECKED_SUMMARY_CHARS]
         if not first_run(event):  # another wiring's run of this compaction wrote the report
             return NOTHING
-        survived, missing = check_survival(rules, summary)
+        from ctxward.verdicts import KEPT, grade
+
+        verdicts = grade(rules, summary)
+        missing = [verdict.ref for verdict in verdicts if verdict.verdict != KEPT]
         try:
             report = write_report(
                 event.project,
@@ -41,7 +43,7 @@ def handle(event: HookEvent) -> Outcome:
                 session_id=session_id,
                 trigger=trigger,
                 compact_summary=summary,
-                checked=(survived, missing),
+                verdicts=verdicts,
             )
             _remember_lost(event, plans, missing, report)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
