@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ctxward.project import Project
 
 PENDING_DIRNAME = "pending"
-STALE_DAYS = 14  # a session that never sent another prompt: its file is removed after this
+STALE_HOURS = 6  # a session that sent no prompt since: its entry is stale, removed and not used
 _TAKEN = ".taken-"
 
 
@@ -76,9 +76,16 @@ def take(project: Project, session_id: str) -> dict[str, Any] | None:
     not a pending entry is removed and reported (CtxwardError), never injected.
     """
     import secrets
+    import time
 
     path = pending_path(project, session_id)
-    if not path.is_file():
+    try:
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return None
+    if age > STALE_HOURS * 3600:  # expired: the session went on without it for hours
+        with contextlib.suppress(OSError):
+            path.unlink()
         return None
     claimed = path.with_name(f"{path.name}{_TAKEN}{os.getpid()}-{secrets.token_hex(4)}")
     try:
@@ -159,20 +166,22 @@ def remember_lost(
         return None
     from ctxward.config import load
     from ctxward.fsutil import atomic_write, locked
-    from ctxward.offload import render_rules_within
+    from ctxward.offload import render_rules_shown
     from ctxward.scrub import scrub
 
     lost = _only(plans, missing)  # scrubbed: the text and any offloaded rest
     limit = load(project).injection.limit_chars
     where = project.relative(report) if report is not None else ""
-    text = render_rules_within(
+    text, shown = render_rules_shown(
         project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
     )
+    printed = {scrub(r.rule)[0]: r.fingerprint for r in missing}  # shown holds scrubbed rules
     entry: dict[str, Any] = {
         "session_id": session_id,
         "report": where,
         "rules": [{"slug": r.slug, "skill": r.skill, "rule": scrub(r.rule)[0]} for r in missing],
         "context": scrub(text)[0],
+        "shown": sorted({printed[r.rule] for r in shown if r.rule in printed}),
     }
     from ctxward.trust import seal
 
@@ -209,10 +218,10 @@ def _validate(data: bytes) -> None:
 
 
 def _remove_stale(project: Project) -> None:
-    """Entries no prompt came for (and claims a crash left behind), older than STALE_DAYS."""
+    """Entries no prompt came for (and claims a crash left behind), older than STALE_HOURS."""
     import time
 
-    cutoff = time.time() - STALE_DAYS * 86_400
+    cutoff = time.time() - STALE_HOURS * 3600
     for candidate in pending_dir(project).iterdir():
         with contextlib.suppress(OSError):
             if candidate.stat().st_mtime < cutoff:

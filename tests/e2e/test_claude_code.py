@@ -40,7 +40,9 @@ COMPACT_MARKER = "ctxward re-injected them after this compaction"
 # How Claude Code 2.1.332 presents a UserPromptSubmit hook's additionalContext: inside the
 # role "system" message that follows the prompt (the same message as SessionStart's).
 PROMPT_MARKER = "UserPromptSubmit hook additional context: "
-LOST_MARKER = "The compaction summary lost these {n} rules; they remain in force:"
+LOST_MARKER = (
+    "The compaction summary lost or altered these {n} rules; they remain in force, as written here:"
+)
 RECOVERY_MARKER = "Session recovery (ctxward): where this session stood before this compaction"
 FIRST_PROMPT = (
     "hello. Let's go with SQLite for the e2e store because it needs no server. "

@@ -57,7 +57,17 @@ def handle(event: HookEvent) -> Outcome:
 def _remember_lost(
     event: HookEvent, plans: list[Plan], missing: list[RuleRef], report: Path
 ) -> None:
-    """The rules the summary lost wait for the next prompt (events/user_prompt_submit.py)."""
+    """The rules the summary lost or altered wait for the next prompt
+    (events/user_prompt_submit.py), less those this segment has stated already
+    (SessionStart(compact), or the /compact record: `ctxward.ledger`)."""
+    from ctxward import ledger
     from ctxward.pending import remember_lost
 
-    remember_lost(event.project, event.session_id, plans, missing, report=report)
+    said = ledger.read(event.project, event.session_id).shown
+    seen: set[str] = set()
+    todo = []
+    for ref in missing:
+        if ref.fingerprint not in said and ref.fingerprint not in seen:
+            seen.add(ref.fingerprint)
+            todo.append(ref)
+    remember_lost(event.project, event.session_id, plans, todo, report=report)
