@@ -145,27 +145,16 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
 # --- the PostCompact side (may import the rest of ctxward) ------------------------------------
 
 
-def remember_lost(
+def render_lost(
     project: Project,
-    session_id: str,
     plans: Sequence[Plan],
     missing: Sequence[RuleRef],
     *,
     report: Path | None = None,
-) -> Path | None:
-    """Leave the rules the summary lost for the next prompt; clear the entry when none were.
-
-    The text names only the lost rules, as a fact (SessionStart(compact) has already restated
-    every rule); it is scrubbed, and kept within `injection.limit_chars` (the rest is offloaded
-    and the preview names the file). Returns the entry's path, or None when nothing is pending.
-    """
-    path = pending_path(project, session_id)
-    if not missing:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        return None
+) -> tuple[str, list[str]]:
+    """The restatement of `missing` (scrubbed, within `injection.limit_chars`: the rest is
+    offloaded and the preview names the file), and the fingerprints of the rules it shows."""
     from ctxward.config import load
-    from ctxward.fsutil import atomic_write, locked
     from ctxward.offload import render_rules_shown
     from ctxward.scrub import scrub
 
@@ -176,12 +165,38 @@ def remember_lost(
         project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
     )
     printed = {scrub(r.rule)[0]: r.fingerprint for r in missing}  # shown holds scrubbed rules
+    return scrub(text)[0], sorted({printed[r.rule] for r in shown if r.rule in printed})
+
+
+def remember_lost(
+    project: Project,
+    session_id: str,
+    plans: Sequence[Plan],
+    missing: Sequence[RuleRef],
+    *,
+    report: Path | None = None,
+) -> Path | None:
+    """Leave the rules the summary lost or altered for the next prompt; clear the entry when
+    there are none (`render_lost`). Returns the entry's path, or None when nothing is pending.
+
+    The text names only those rules, as a fact: the caller leaves out what SessionStart(compact)
+    has stated already (`ctxward.ledger`).
+    """
+    path = pending_path(project, session_id)
+    if not missing:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return None
+    from ctxward.fsutil import atomic_write, locked
+    from ctxward.scrub import scrub
+
+    text, shown = render_lost(project, plans, missing, report=report)
     entry: dict[str, Any] = {
         "session_id": session_id,
-        "report": where,
+        "report": project.relative(report) if report is not None else "",
         "rules": [{"slug": r.slug, "skill": r.skill, "rule": scrub(r.rule)[0]} for r in missing],
-        "context": scrub(text)[0],
-        "shown": sorted({printed[r.rule] for r in shown if r.rule in printed}),
+        "context": text,
+        "shown": shown,
     }
     from ctxward.trust import seal
 

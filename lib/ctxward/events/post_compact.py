@@ -1,7 +1,9 @@
 """PostCompact: check which active invariants the summary carried, and write a survival report.
 
 PostCompact's output reaches neither the model nor (after an auto compaction) the user, so this
-handler prints nothing. Its effects: the report under .ctxward/compactions/, and the rules the
+handler prints nothing for Claude Code. For OpenCode (`per_request`, hosts/opencode.py) its
+answer is the restatement of the lost and altered rules, which the plugin puts in the next
+request once. Its effects: the report under .ctxward/compactions/, and the rules the
 summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
 Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
 One report per compaction, however many wirings run the hook (ctxward.once).
@@ -45,6 +47,8 @@ def handle(event: HookEvent) -> Outcome:
                 compact_summary=summary,
                 verdicts=verdicts,
             )
+            if event.data.get("per_request"):  # OpenCode: the plugin restates it, once (below)
+                return _restatement(event, plans, missing, report)
             _remember_lost(event, plans, missing, report)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
             raise CtxwardError(
@@ -52,6 +56,25 @@ def handle(event: HookEvent) -> Outcome:
                 + (f" ({exc.filename})" if exc.filename else "")
             ) from None
     return NOTHING
+
+
+def _restatement(
+    event: HookEvent, plans: list[Plan], missing: list[RuleRef], report: Path
+) -> Outcome:
+    """OpenCode has no prompt hook: the answer carries the restatement, which the plugin puts
+    in the session's next request, once (hosts/opencode.py); no pending file is left."""
+    if not missing:
+        return NOTHING
+    from ctxward.pending import render_lost
+    from ctxward.rulesets import unique
+
+    seen: set[str] = set()
+    todo = []
+    for ref in missing:
+        if ref.fingerprint not in seen:
+            seen.add(ref.fingerprint)
+            todo.append(ref)
+    return Outcome(context=render_lost(event.project, unique(plans), todo, report=report)[0])
 
 
 def _remember_lost(
