@@ -37,13 +37,22 @@ STALE_DAYS = 2  # a ledger no hook touched for this long belongs to a finished s
 
 
 class Said:
-    """A session's ledger as read: fingerprints shown and kept in the current segment."""
+    """A session's ledger as read: fingerprints shown and kept in the current segment, and what
+    the latest SessionStart(resume) showed, with the transcript's size at that moment."""
 
-    __slots__ = ("kept", "shown")
+    __slots__ = ("kept", "resumed", "resumed_at", "shown")
 
-    def __init__(self, shown: Iterable[str] = (), kept: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        shown: Iterable[str] = (),
+        kept: Iterable[str] = (),
+        resumed: Iterable[str] = (),
+        resumed_at: int = -1,
+    ) -> None:
         self.shown = set(shown)
         self.kept = set(kept)
+        self.resumed = set(resumed)
+        self.resumed_at = resumed_at
 
     @property
     def known(self) -> set[str]:
@@ -69,12 +78,12 @@ def read(project: Project, session_id: str) -> Said:
     body = {key: value for key, value in entry.items() if key != "seal"}
     if not is_sealed(_sealed_bytes(body), entry.get("seal")):
         return Said()
-    shown, kept = entry.get("shown"), entry.get("kept")
-    if not (isinstance(shown, list) and isinstance(kept, list)):
+    lists = [entry.get(key) for key in ("shown", "kept", "resumed")]
+    at = entry.get("resumed_at")
+    if not all(isinstance(v, list) for v in lists) or not isinstance(at, int):
         return Said()
-    return Said(
-        (fp for fp in shown if isinstance(fp, str)), (fp for fp in kept if isinstance(fp, str))
-    )
+    shown, kept, resumed = ([fp for fp in v if isinstance(fp, str)] for v in lists)  # type: ignore[union-attr]
+    return Said(shown, kept, resumed, at)
 
 
 def _sealed_bytes(body: dict[str, object]) -> bytes:
@@ -89,6 +98,8 @@ def _write(project: Project, session_id: str, said: Said) -> None:
         "session_id": session_id,
         "shown": sorted(said.shown),
         "kept": sorted(said.kept),
+        "resumed": sorted(said.resumed),
+        "resumed_at": said.resumed_at,
     }
     body["seal"] = seal(_sealed_bytes(body))
     path = project.state_dir / LEDGER_DIRNAME / f"{safe_id(session_id)}.json"
@@ -110,21 +121,76 @@ def _update(project: Project, session_id: str, change: Callable[[Said], None]) -
         _remove_stale(project)
 
 
-def begin(project: Project, session_id: str, shown: Iterable[str] = ()) -> None:
-    """A compaction starts a new segment; `shown`: what its own channel already shows."""
+def begin(
+    project: Project, session_id: str, shown: Iterable[str] = (), *, transcript: str = ""
+) -> None:
+    """A compaction starts a new segment; `shown`: what its own channel already shows.
+
+    `transcript` (an auto compaction in Claude Code): when no model request was made since
+    the latest SessionStart(resume), its text has not reached the model yet, and 2.1.332 puts
+    it after the summary with the turn's prompt (seen in tests/e2e): it is carried into the new
+    segment. A manual `/compact` drops it (seen too): no `transcript` then.
+    """
     fresh = set(shown)
 
     def change(said: Said) -> None:
-        said.shown, said.kept = set(fresh), set()
+        carried = said.resumed if transcript and _unsent(transcript, said.resumed_at) else set()
+        said.shown, said.kept = fresh | carried, set()
+        said.resumed, said.resumed_at = set(), -1
 
     _update(project, session_id, change)
 
 
-def record(project: Project, session_id: str, shown: Iterable[str]) -> None:
-    """`shown` was just put before the model in this segment."""
+def record(
+    project: Project, session_id: str, shown: Iterable[str], *, resumed_in: str | None = None
+) -> None:
+    """`shown` was just put before the model in this segment; `resumed_in`: by a
+    SessionStart(resume), whose transcript is this path (see `begin`)."""
     new = set(shown)
-    if new:
-        _update(project, session_id, lambda said: said.shown.update(new))
+    if not new and resumed_in is None:
+        return
+
+    def change(said: Said) -> None:
+        said.shown.update(new)
+        if resumed_in is not None:
+            said.resumed, said.resumed_at = new, _size(resumed_in)
+
+    _update(project, session_id, change)
+
+
+def _size(path: str) -> int:
+    import os
+
+    try:
+        return os.stat(path).st_size if path else -1
+    except (OSError, ValueError):
+        return -1
+
+
+_TAIL = 8 * 1024 * 1024  # a turn's records since a resume: far less
+
+
+def _unsent(transcript: str, since: int) -> bool:
+    """Whether the transcript records no model request (an assistant record) after `since`."""
+    if since < 0:
+        return False
+    try:
+        with open(transcript, "rb") as handle:
+            handle.seek(since)
+            tail = handle.read(_TAIL + 1)
+    except (OSError, ValueError):
+        return False
+    if len(tail) > _TAIL:
+        return False
+    for line in tail.splitlines():
+        if b'"assistant"' not in line:
+            continue
+        try:
+            if json.loads(line).get("type") == "assistant":
+                return False
+        except (ValueError, AttributeError, RecursionError):
+            continue
+    return True
 
 
 def summary_kept(project: Project, session_id: str, kept: Iterable[str]) -> None:

@@ -131,7 +131,7 @@ def grade(rules: Sequence[RuleRef], compact_summary: str) -> list[Verdict]:
         verdict = _verbatim(ref, words, kept, others)
         if verdict is None:
             if lines is None:
-                lines = [words_of(line) for line in kept.text.splitlines() if line.strip()]
+                lines = _unclaimed(kept.text, others)
             verdict = _near(ref, words, lines)
         if verdict is None:
             if analysis is None:
@@ -206,6 +206,19 @@ def _unlisted(words: list[str], others: set[tuple[str, ...]]) -> list[str]:
                 words, trimmed = words[: -len(rule)], True
                 break
     return words
+
+
+def _unclaimed(text: str, rules: set[tuple[str, ...]]) -> list[list[str]]:
+    """The summary's lines as words, less those that carry another rule verbatim: a line that
+    is rule B is not a near copy of rule A, however alike the two are."""
+    joined = [" " + " ".join(rule) + " " for rule in rules if rule]
+    lines = []
+    for line in text.splitlines():
+        words = words_of(line)
+        padded = " " + " ".join(words) + " "
+        if words and not any(rule in padded for rule in joined):
+            lines.append(words)
+    return lines
 
 
 def _near(ref: RuleRef, words: list[str], lines: list[list[str]]) -> Verdict | None:

@@ -57,7 +57,14 @@ def handle(event: HookEvent) -> Outcome:
     )
     # A new context segment (ctxward.ledger); after a manual /compact, Claude Code shows the
     # model this very text (echoed in the /compact record), so its rules are said already.
-    ledger.begin(event.project, event.session_id, fingerprints(shown) if _echoed(event) else ())
+    claude = "turn_id" not in event.data  # Codex's payloads carry one (see `_echoed`)
+    auto = event.data.get("trigger") == "auto" and claude
+    ledger.begin(
+        event.project,
+        event.session_id,
+        fingerprints(shown) if _echoed(event) else (),
+        transcript=transcript if auto else "",
+    )
     return Outcome(plain=text, after=after)
 
 

@@ -73,7 +73,10 @@ def handle(event: HookEvent) -> Outcome:
             already=already,
         )
         if not event.data.get("per_request"):
-            ledger.record(event.project, event.session_id, fingerprints(shown))
+            resumed = event.text("transcript_path") if source == "resume" else None
+            ledger.record(event.project, event.session_id, fingerprints(shown), resumed_in=resumed)
+    elif source == "resume" and not event.data.get("per_request"):
+        ledger.record(event.project, event.session_id, (), resumed_in=event.text("transcript_path"))
     if recover:  # seed 001 recovery: after the invariants, in what room they leave
         from ctxward.sessions import with_recovery
 
