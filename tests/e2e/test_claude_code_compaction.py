@@ -29,7 +29,20 @@ from ctxward.fingerprint import fingerprint
 pytestmark = pytest.mark.e2e
 
 PLANS = ("p1", "p2", "p3")
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+]
 SESSION_CONTEXT = "SessionStart hook additional context: "
 PROMPT_CONTEXT = "UserPromptSubmit hook additional context: "
 QUALIFIER = " unless the reviewer waives it"
