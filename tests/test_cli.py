@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from ctxward import __version__
 from ctxward.cli import cli, main
 from ctxward.errors import EXIT_OS_ERROR
+from ctxward.fingerprint import fingerprint, of_rules
 
 
 @pytest.fixture
@@ -224,10 +225,11 @@ def test_plan_list(invoke, plans):
 
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "TRUSTED"]
+    header = ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "TRUSTED", "FINGERPRINT"]
+    assert lines[0].split() == header
     assert [line.split() for line in lines[1:]] == [
-        ["one", "alpha,beta", "3", "main", "missing", "yes"],
-        ["two", "beta", "1", "main", "missing", "yes"],
+        ["one", "alpha,beta", "3", "main", "missing", "yes", of_rules(["a1", "a2", "b1"])[:12]],
+        ["two", "beta", "1", "main", "missing", "yes", of_rules(["b1"])[:12]],
     ]
 
 
@@ -265,6 +267,8 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "payload": "fresh",
             "path": "docs/plans/one/invariants.md",
             "trusted": True,
+            "fingerprint": of_rules(["a1", "a2", "b1"]),
+            "rule_fingerprints": [fingerprint(rule)[:12] for rule in ("a1", "a2", "b1")],
         },
         {
             "slug": "two",
@@ -274,6 +278,8 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "payload": "stale",
             "path": "docs/plans/two/invariants.md",
             "trusted": True,
+            "fingerprint": of_rules(["b1 changed"]),
+            "rule_fingerprints": [fingerprint("b1 changed")[:12]],
         },
     ]
 

@@ -28,9 +28,13 @@ class PlanSummary:
     payload: str  # fresh | stale | missing
     path: str
     trusted: bool  # its current content is trusted on this machine (ctxward.trust)
+    fingerprint: str  # of its set of rules (ctxward.fingerprint.of_rules): cosmetic edits keep it
+    rule_fingerprints: list[str]  # each rule's, short, in order
 
 
 def summarize(project: Project, plans: list[Plan]) -> list[PlanSummary]:
+    from ctxward.fingerprint import fingerprint, of_rules, short
+
     trusted = {id(plan) for plan in trusted_split(plans)[0]}
     return [
         PlanSummary(
@@ -41,6 +45,10 @@ def summarize(project: Project, plans: list[Plan]) -> list[PlanSummary]:
             payload=plan.payload_state(),
             path=project.relative(plan.invariants_path),
             trusted=id(plan) in trusted,
+            fingerprint=of_rules(r for section in plan.sections for r in section.rules),
+            rule_fingerprints=[
+                short(fingerprint(r)) for section in plan.sections for r in section.rules
+            ],
         )
         for plan in plans
     ]
