@@ -79,13 +79,25 @@ def harness_text(message: dict[str, Any]) -> str:
 
 
 def contexts(request: Any, marker: str) -> list[str]:
-    """The hook contexts in a request's messages, each cut at the next hook context."""
+    """The hook contexts in a request's messages, each cut where the CLI's own text follows
+    (2.1.332 puts them in one system message with its skill list and environment)."""
     found = []
     for message in request.messages:
         text = harness_text(message)
         for chunk in text.split(marker)[1:]:
-            found.append(chunk.split(SESSION_CONTEXT)[0].split(PROMPT_CONTEXT)[0])
+            chunk = chunk.split(SESSION_CONTEXT)[0].split(PROMPT_CONTEXT)[0]
+            paragraphs = chunk.split("\n\n")
+            ours = [paragraphs[0]]
+            for paragraph in paragraphs[1:]:
+                if not paragraph.startswith(OURS):
+                    break
+                ours.append(paragraph)
+            found.append("\n\n".join(ours).rstrip("\n") + "\n")
     return found
+
+
+# How ctxward's paragraphs start (templates/session_start_context.md.j2, session/*.md.j2).
+OURS = ("# Plan: ", "## ", "- ", "(ctxward", "ctxward ", "[ctxward", "Session recovery", "Full ")
 
 
 def make_plans(sandbox: Any, project: Path) -> None:
@@ -104,9 +116,14 @@ def after(requests: list[Any]) -> list[Any]:
 
 
 def summary_of(request: Any) -> str:
-    first = harness_text(request.messages[0])
-    assert "MOCK_SUMMARY" in first, f"not the request after the compaction:\n{first[:800]}"
-    return first.split("MOCK_SUMMARY", 1)[1].split("</summary>")[0]
+    """The summary's own text block (the /compact record is another block of that message)."""
+    content = request.messages[0].get("content", "")
+    blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
+    found = [b for b in blocks if "MOCK_SUMMARY" in b]
+    assert len(found) == 1, f"not the request after the compaction:\n{blocks!r:.800}"
+    text = found[0].split("MOCK_SUMMARY", 1)[1]
+    assert "PreCompact [" not in text, "the /compact record is not a block of its own"
+    return text
 
 
 def copies(text: str, summary: str) -> dict[str, tuple[int, int]]:
