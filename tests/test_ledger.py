@@ -159,3 +159,31 @@ def test_the_ledger_reads_back_what_it_recorded(project):
     said = ledger.read(where, "s1")
     assert (said.shown, said.kept) == ({"z"}, set())
     assert ledger.read(where, "s2").known == set()
+
+
+def test_what_one_channel_cannot_carry_goes_to_the_next(
+    project, make_skill, activate_skill, run_hook, load_payload
+):
+    """SessionStart(compact) carries what fits, the next prompt the rest (issue 17 item 1)."""
+    many = [f"rule {n:03d}: keep invariant number {n} intact " + "x" * 60 for n in range(200)]
+    make_skill("big", many)
+    activate_skill("big", "big")
+    pre = load_payload("PreCompact.json", trigger="auto", prompt_id="big-1")
+    assert run_hook(pre)[0] == 0
+    compact = session_start(run_hook, load_payload, "compact")
+    post = load_payload(
+        "PostCompact.json", trigger="auto", compact_summary=summary(), prompt_id="big-1"
+    )
+    assert run_hook(post) == (0, "", "")
+    prompt = context(run_hook(load_payload("UserPromptSubmit.json", prompt="go on"))[1])
+
+    first = re.findall(r"rule \d{3}: keep invariant number \d+ intact x+", compact)
+    rest = re.findall(r"rule \d{3}: keep invariant number \d+ intact x+", prompt)
+    assert first and rest, "both channels carry rules"
+    assert not set(first) & set(rest), "no rule in both"
+    assert len(compact) < 10_000 and len(prompt) < 10_000
+    assert "Read that file before acting on the rules." in prompt  # the pointer, with its sha256
+    assert re.search(r"sha256 [0-9a-f]{64}", prompt)
+    later = session_start(run_hook, load_payload, "resume")  # the rest of the rest, next turn
+    again = re.findall(r"rule \d{3}: keep invariant number \d+ intact x+", later)
+    assert not (set(first) | set(rest)) & set(again)
