@@ -56,24 +56,26 @@ SKILL_SEARCH_PATHS = (
 
 
 class Skill(Value):
-    __slots__ = ("name", "path", "rules")
+    __slots__ = ("name", "path", "priority", "rules")
     name: str
     rules: tuple[str, ...]
     path: Path
+    priority: int  # front matter `priority:`; a higher one gets the room first (rulesets)
 
-    def __init__(self, name: str, rules: tuple[str, ...], path: Path) -> None:
-        self._set(name=name, rules=rules, path=path)
+    def __init__(self, name: str, rules: tuple[str, ...], path: Path, priority: int = 0) -> None:
+        self._set(name=name, rules=rules, path=path, priority=priority)
 
 
 class Section(Value):
     """One skill's block in a plan's invariants.md (or its distilled payload)."""
 
-    __slots__ = ("activated", "branch", "full_rules", "rules", "skill")
+    __slots__ = ("activated", "branch", "full_rules", "priority", "rules", "skill")
     skill: str
     rules: tuple[str, ...]
     full_rules: str
     activated: str
     branch: str
+    priority: str  # the skill's `priority:` as the plan records it ('' = 0)
 
     def __init__(
         self,
@@ -82,10 +84,24 @@ class Section(Value):
         full_rules: str = "",
         activated: str = "",
         branch: str = "",
+        priority: str = "",
     ) -> None:
         self._set(
-            skill=skill, rules=rules, full_rules=full_rules, activated=activated, branch=branch
+            skill=skill,
+            rules=rules,
+            full_rules=full_rules,
+            activated=activated,
+            branch=branch,
+            priority=priority,
         )
+
+    @property
+    def rank(self) -> int:
+        """The section's priority as a number (0 when absent or not a whole number)."""
+        try:
+            return int(self.priority) if self.priority else 0
+        except ValueError:
+            return 0
 
 
 class Plan(Value):
@@ -219,7 +235,11 @@ def load_skill(path: Path) -> Skill:
     name = meta.get("name")
     if not isinstance(name, str) or not SKILL_NAME_PATTERN.fullmatch(name):
         raise BadInput(f"{source}: 'name' must be a skill name like 'deep-review', got {name!r}")
-    return Skill(name=name, rules=_validate_rules(meta.get("invariants"), source), path=path)
+    priority = meta.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise BadInput(f"{source}: 'priority' must be a whole number, got {priority!r}")
+    rules = _validate_rules(meta.get("invariants"), source)
+    return Skill(name=name, rules=rules, path=path, priority=priority)
 
 
 def find_skill(spec: str, project: Project) -> Path:
@@ -344,6 +364,7 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
             full_rules=full_rules_reference(project, skill),
             activated=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
             branch=branch,
+            priority=str(skill.priority) if skill.priority else "",
         ),
     )
     folder = project.plans_dir / slug
@@ -434,6 +455,7 @@ _FIELD_LABELS = (
     ("**Activated:** ", "activated"),
     ("**Full rules:** ", "full_rules"),
     ("**Branch:** ", "branch"),
+    ("**Priority:** ", "priority"),
 )
 
 

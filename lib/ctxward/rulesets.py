@@ -3,9 +3,10 @@
 - `unique`: a rule declared by two skills (the same fingerprint, `ctxward.fingerprint`) is
   shown once, under the first skill that declares it.
 - `without`: the plans less the rules the model already has (`ctxward.ledger`).
-- `in_order`: the order in which rules get the room a channel has: round-robin across plans
-  (the first rule of every plan, then the second of every plan, …), so that no plan is starved
-  by a large one listed before it; within a plan, in its declared order.
+- `in_order`: the order in which rules get the room a channel has: the rules of skills with a
+  higher `priority:` (front matter, a whole number, default 0) first; within one priority,
+  round-robin across plans (the first rule of every plan, then the second of every plan, …), so
+  that no plan is starved by a large one listed before it; within a plan, its declared order.
 - `only`: the plans cut down to a set of rules, in their own layout (plan, skill).
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from itertools import zip_longest
 
-from ctxward.invariants import Plan, RuleRef, all_rules
+from ctxward.invariants import Plan, RuleRef
 
 
 def _cut(plans: Sequence[Plan], keep: Callable[[str, str, str], bool]) -> list[Plan]:
@@ -56,9 +57,22 @@ def without(plans: Sequence[Plan], known: Collection[str]) -> list[Plan]:
 
 
 def in_order(plans: Sequence[Plan]) -> list[RuleRef]:
-    """Every rule, round-robin across plans (each plan's own order kept)."""
-    per_plan = [all_rules([plan]) for plan in plans]
-    return [ref for row in zip_longest(*per_plan) for ref in row if ref is not None]
+    """Every rule: the skills of a higher `priority:` first; within one priority, round-robin
+    across plans (each plan's own order kept)."""
+    ranks = sorted({section.rank for plan in plans for section in plan.sections}, reverse=True)
+    ordered: list[RuleRef] = []
+    for rank in ranks:
+        per_plan = [
+            [
+                RuleRef(plan.slug, section.skill, rule)
+                for section in plan.sections
+                if section.rank == rank
+                for rule in section.rules
+            ]
+            for plan in plans
+        ]
+        ordered += [ref for row in zip_longest(*per_plan) for ref in row if ref is not None]
+    return ordered
 
 
 def only(plans: Sequence[Plan], refs: Collection[RuleRef]) -> list[Plan]:
