@@ -452,9 +452,9 @@ def test_demo_shows_the_four_steps_quickly(record_property):
     steps = re.findall(r"^== (\d)\. (.+)$", result.stdout, re.MULTILINE)
     assert [number for number, _ in steps] == ["1", "2", "3", "4"]
     assert steps[0][1].startswith("ctxward activate deep-plan --slug demo")
-    assert steps[1][1] == "PreCompact (trigger manual) -> exit 0"
+    assert steps[1][1] == "PreCompact (trigger auto) -> exit 0"
     assert steps[2][1] == "SessionStart (source compact) -> exit 0"
-    assert steps[3][1] == "PostCompact (trigger manual) -> exit 0, stdout ''"
+    assert steps[3][1] == "PostCompact (trigger auto) -> exit 0, stdout ''"
     assert "COMPACTION RESILIENCE" in result.stdout
     assert '"missing": [' in result.stdout
     assert "a temporary folder, removed afterwards" in result.stdout
