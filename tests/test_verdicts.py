@@ -182,3 +182,18 @@ def test_a_fingerprint_ignores_case_spacing_and_punctuation_only():
 def test_a_plan_fingerprint_is_its_set_of_rules():
     assert of_rules(["a.", "B"]) == of_rules(["b", "A", "a"])
     assert of_rules(["a", "b"]) != of_rules(["a", "c"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_the_ascii_fast_path_normalises_as_the_general_one(text):
+    import unicodedata
+
+    from ctxward.fingerprint import normalise
+
+    general = "".join(
+        char
+        for char in unicodedata.normalize("NFKC", text).casefold()
+        if not char.isspace() and unicodedata.category(char)[0] not in "PZC"
+    )
+    assert normalise(text) == general

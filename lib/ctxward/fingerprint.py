@@ -19,8 +19,17 @@ from collections.abc import Iterable
 SHORT = 12
 
 
+# ASCII text (nearly every rule) takes one str.translate: its punctuation (category P) and
+# whitespace and control characters deleted; $+<=>^`|~ are symbols (S) and stay.
+_ASCII_DROPPED = {
+    code: None for code in range(128) if unicodedata.category(chr(code))[0] in "PZC"
+}
+
+
 def normalise(text: str) -> str:
     """`text` casefolded, without whitespace or punctuation (Unicode categories Z*, C*, P*)."""
+    if text.isascii():
+        return text.lower().translate(_ASCII_DROPPED)
     return "".join(
         char
         for char in unicodedata.normalize("NFKC", text).casefold()

@@ -39,22 +39,14 @@ def counted(text: str) -> str:
     return f"{sum(1 for rule in RULES if rule in text)}/180"
 
 
-def chunks(request: Any, marker: str) -> list[str]:
-    return [c for c in scenario.contexts(request, marker)]
-
-
 def report(box: Any, name: str, prompts: tuple[str, ...], summary: str) -> None:
     root = Path(tempfile.mkdtemp(prefix="channels-"))
     project = harness.make_project(root / "p", harness.load_settings_example())
-    scenario.make_plans(box, project)
-    box.summary_file.write_text(summary, encoding="utf-8")
     before = len(box.requests())
-    session = box.claude("-p", "hello", "--output-format", "json", cwd=project).result()
-    for prompt in prompts:
-        box.claude("--resume", session["session_id"], "-p", prompt, cwd=project)
+    done = scenario.run(box, project, summary, prompts)
     requests = [r for r in box.requests()[before:] if r.path != "/"]
     (compaction,) = [r for r in requests if r.reply == "compact_summary"]
-    after = [r for r in requests if r.n > compaction.n]
+    after = done.requests
     first = after[0]
     instructions = compaction.texts("user")[-1].partition("Additional Instructions:")[2]
     kept = scenario.summary_of(first)
@@ -65,10 +57,10 @@ def report(box: Any, name: str, prompts: tuple[str, ...], summary: str) -> None:
         ("the summary the model keeps", kept),
         ("the /compact record (PreCompact's stdout, echoed)", echo),
     ]
-    for text in chunks(first, scenario.SESSION_CONTEXT):
+    for text in scenario.contexts(first, scenario.SESSION_CONTEXT):
         label = "SessionStart(compact)" if scenario.COMPACT_LINE in text else "SessionStart(resume)"
         rows.append((label, text))
-    for text in chunks(first, scenario.PROMPT_CONTEXT):
+    for text in scenario.contexts(first, scenario.PROMPT_CONTEXT):
         rows.append(("UserPromptSubmit", text))
     everything = scenario.request_text(first)
     print(f"\n### {name}\n")
@@ -90,21 +82,10 @@ def main() -> None:
     box = harness.Sandbox(Path(tempfile.mkdtemp(prefix="channels-box-")), isolation)
     box.start()
     try:
-        report(
-            box,
-            "manual /compact, faithful summary (copies what the instructions list)",
-            ("/compact", "after compact", "again"),
-            "Active invariants:\nE2E_COPY_RULES\n",
-        )
-        lost, altered = scenario.LOST, scenario.ALTERED
-        lines = [f"- {r}" for r in RULES if r not in lost + altered]
-        lines += [f"- {r}{scenario.QUALIFIER}." for r in altered]
-        report(
-            box,
-            "auto compaction at a turn's start, lossy summary (10 dropped, 5 altered)",
-            ("big E2E_INPUT_TOKENS=990000", "next turn", "again"),
-            "Active invariants:\n" + "\n".join(lines) + "\n",
-        )
+        name = "manual /compact, faithful summary (copies what the instructions list)"
+        report(box, name, scenario.MANUAL, scenario.FAITHFUL)
+        name = "auto compaction at a turn's start, lossy summary (10 dropped, 5 altered)"
+        report(box, name, scenario.AUTO, scenario.lossy_summary())
     finally:
         box.stop()
 

@@ -139,20 +139,35 @@ def assert_every_rule_once(request: Any, summary: str) -> None:
     assert not twice, f"{len(twice)} rules more than once besides the summary: {twice[:5]}"
 
 
+MANUAL = ("/compact", "after compact", "again")
+AUTO = ("big E2E_INPUT_TOKENS=990000", "next turn", "again")  # compacts as "next turn" starts
+FAITHFUL = "Active invariants:\nE2E_COPY_RULES\n"  # the mock copies what the instructions list
+
+
+def lossy_summary() -> str:
+    kept = [r for r in RULES if r not in LOST + ALTERED]
+    lines = [f"- {r}" for r in kept] + [f"- {r}{QUALIFIER}." for r in ALTERED]
+    return "Active invariants:\n" + "\n".join(lines) + "\n"
+
+
+def run(sandbox: Any, project: Path, summary: str, prompts: tuple[str, ...]) -> Run:
+    """`claude -p hello`, then each prompt as a resumed turn; the requests after the compaction."""
+    make_plans(sandbox, project)
+    sandbox.summary_file.write_text(summary, encoding="utf-8")
+    before = len(sandbox.requests())
+    sid = sandbox.claude("-p", "hello", "--output-format", "json", cwd=project).result()
+    for prompt in prompts:
+        sandbox.claude("--resume", sid["session_id"], "-p", prompt, cwd=project)
+    requests = after(sandbox.requests()[before:])
+    return Run(project, requests, summary_of(requests[0]))
+
+
 @pytest.fixture(scope="module")
 def manual(sandbox: Any, tmp_path_factory: pytest.TempPathFactory) -> Run:
     import e2e_harness as harness
 
     project = harness.make_project(tmp_path_factory.mktemp("m") / "p", load_settings())
-    make_plans(sandbox, project)
-    sandbox.summary_file.write_text("Active invariants:\nE2E_COPY_RULES\n", encoding="utf-8")
-    before = len(sandbox.requests())
-    sid = sandbox.claude("-p", "hello", "--output-format", "json", cwd=project).result()
-    session = sid["session_id"]
-    for prompt in ("/compact", "after compact", "again"):
-        sandbox.claude("--resume", session, "-p", prompt, "--output-format", "json", cwd=project)
-    requests = after(sandbox.requests()[before:])
-    return Run(project, requests, summary_of(requests[0]))
+    return run(sandbox, project, FAITHFUL, MANUAL)
 
 
 @pytest.fixture(scope="module")
@@ -160,17 +175,7 @@ def auto(sandbox: Any, tmp_path_factory: pytest.TempPathFactory) -> Run:
     import e2e_harness as harness
 
     project = harness.make_project(tmp_path_factory.mktemp("a") / "p", load_settings())
-    make_plans(sandbox, project)
-    kept = [r for r in RULES if r not in LOST + ALTERED]
-    lines = [f"- {r}" for r in kept] + [f"- {r}{QUALIFIER}." for r in ALTERED]
-    sandbox.summary_file.write_text("Active invariants:\n" + "\n".join(lines) + "\n", "utf-8")
-    before = len(sandbox.requests())
-    sid = sandbox.claude("-p", "hello", "--output-format", "json", cwd=project).result()
-    session = sid["session_id"]
-    for prompt in ("big E2E_INPUT_TOKENS=990000", "next turn", "again"):
-        sandbox.claude("--resume", session, "-p", prompt, "--output-format", "json", cwd=project)
-    requests = after(sandbox.requests()[before:])
-    return Run(project, requests, summary_of(requests[0]))
+    return run(sandbox, project, lossy_summary(), AUTO)
 
 
 LOST = [RULES[n] for n in (3, 17, 40, 61, 75, 99, 120, 133, 150, 179)]
