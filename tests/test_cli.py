@@ -225,11 +225,11 @@ def test_plan_list(invoke, plans):
 
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    header = ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "TRUSTED", "FINGERPRINT"]
+    header = ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "FINGERPRINT", "TRUSTED"]
     assert lines[0].split() == header
     assert [line.split() for line in lines[1:]] == [
-        ["one", "alpha,beta", "3", "main", "missing", "yes", of_rules(["a1", "a2", "b1"])[:12]],
-        ["two", "beta", "1", "main", "missing", "yes", of_rules(["b1"])[:12]],
+        ["one", "alpha,beta", "3", "main", "missing", of_rules(["a1", "a2", "b1"])[:12], "yes"],
+        ["two", "beta", "1", "main", "missing", of_rules(["b1"])[:12], "yes"],
     ]
 
 
