@@ -21,9 +21,7 @@ SHORT = 12
 
 # ASCII text (nearly every rule) takes one str.translate: its punctuation (category P) and
 # whitespace and control characters deleted; $+<=>^`|~ are symbols (S) and stay.
-_ASCII_DROPPED = {
-    code: None for code in range(128) if unicodedata.category(chr(code))[0] in "PZC"
-}
+_ASCII_DROPPED = {code: None for code in range(128) if unicodedata.category(chr(code))[0] in "PZC"}
 
 
 def normalise(text: str) -> str:

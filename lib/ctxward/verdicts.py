@@ -12,7 +12,8 @@ What is not certainly kept is restated: the false-certify rate on summaries that
 mutate, contradict or drop a rule must stay 0, so every doubt goes to altered. A rule is kept
 only when all of its words are in the summary (tests/test_verdicts.py, a property test).
 
-Standard library only: PostCompact and SubagentStop grade every rule of every trusted plan.
+Standard library only (and ctxward.scrub): PostCompact and SubagentStop grade every rule of
+every trusted plan.
 """
 
 from __future__ import annotations
@@ -118,9 +119,14 @@ def words_of(text: str) -> list[str]:
 
 
 def grade(rules: Sequence[RuleRef], compact_summary: str) -> list[Verdict]:
-    """One verdict per rule, in order, against the summary the model keeps."""
-    from ctxward.invariants import analysis_text, summary_text
+    """One verdict per rule, in order, against the summary the model keeps.
 
+    The summary is scrubbed first: a verdict's `why` quotes its words, and a report is written.
+    """
+    from ctxward.invariants import analysis_text, summary_text
+    from ctxward.scrub import redact
+
+    compact_summary = redact(compact_summary)
     kept = _Text(summary_text(compact_summary))
     analysis: _Text | None = None
     lines: list[list[str]] | None = None
