@@ -187,3 +187,24 @@ def test_what_one_channel_cannot_carry_goes_to_the_next(
     later = session_start(run_hook, load_payload, "resume")  # the rest of the rest, next turn
     again = re.findall(r"rule \d{3}: keep invariant number \d+ intact x+", later)
     assert not (set(first) | set(rest)) & set(again)
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "link"])
+def test_a_ledger_path_that_is_no_file_costs_only_repetition(
+    plan, project, run_hook, load_payload, tmp_path, kind
+):
+    import os
+
+    path = project / ".ctxward" / "injected" / f"{SESSION}.json"
+    path.parent.mkdir(parents=True)
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        (tmp_path / "elsewhere.json").write_text("{}", encoding="utf-8")
+        path.symlink_to(tmp_path / "elsewhere.json")
+    for _ in range(2):  # nothing recorded: every rule, every time, and no error
+        assert rules_in(session_start(run_hook, load_payload, "resume")) == RULES
+    if kind == "link":
+        assert (tmp_path / "elsewhere.json").read_text(encoding="utf-8") == "{}"  # not followed
