@@ -77,14 +77,18 @@ def measure(counts: list[int], runs: int) -> dict[str, object]:
             start = event("SessionStart", root, source="compact")
             samples: dict[str, list[float]] = {"warm": [], "cold": [], "session-start": []}
             timed([hook], pre, env)  # distil once: warm from here on
-            for _ in range(runs):
+            for run in range(runs):
                 baseline.append(timed([python, "-c", "pass"], b"", env)[0])
                 for case in ("warm", "cold", "session-start"):
                     if case == "cold":
                         for payload in (root / "docs" / "plans").glob("*/.compaction-payload.md"):
                             payload.unlink()
+                    # A session of its own per call: one session's ledger (ctxward.ledger) would
+                    # make its second SessionStart(compact) state only what the first did not.
+                    session = {"session_id": f"bench-{count}-{run}-{case}"}
+                    payload = json.loads(start if case == "session-start" else pre)
                     seconds, _, code, out = timed(
-                        [hook], start if case == "session-start" else pre, env
+                        [hook], json.dumps({**payload, **session}).encode("utf-8"), env
                     )
                     if code != 0 or RULES[0] not in out.decode("utf-8"):
                         raise SystemExit(f"bench: {case} with {count} plans: exit {code}")

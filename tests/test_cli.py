@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from ctxward import __version__
 from ctxward.cli import cli, main
 from ctxward.errors import EXIT_OS_ERROR
+from ctxward.fingerprint import fingerprint, of_rules
 
 
 @pytest.fixture
@@ -224,10 +225,11 @@ def test_plan_list(invoke, plans):
 
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "TRUSTED"]
+    header = ["SLUG", "SKILLS", "RULES", "BRANCH", "PAYLOAD", "FINGERPRINT", "TRUSTED"]
+    assert lines[0].split() == header
     assert [line.split() for line in lines[1:]] == [
-        ["one", "alpha,beta", "3", "main", "missing", "yes"],
-        ["two", "beta", "1", "main", "missing", "yes"],
+        ["one", "alpha,beta", "3", "main", "missing", of_rules(["a1", "a2", "b1"])[:12], "yes"],
+        ["two", "beta", "1", "main", "missing", of_rules(["b1"])[:12], "yes"],
     ]
 
 
@@ -265,6 +267,8 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "payload": "fresh",
             "path": "docs/plans/one/invariants.md",
             "trusted": True,
+            "fingerprint": of_rules(["a1", "a2", "b1"]),
+            "rule_fingerprints": [fingerprint(rule)[:12] for rule in ("a1", "a2", "b1")],
         },
         {
             "slug": "two",
@@ -274,6 +278,8 @@ def test_plan_list_json_tracks_payload_freshness(invoke, plans, run_hook, load_p
             "payload": "stale",
             "path": "docs/plans/two/invariants.md",
             "trusted": True,
+            "fingerprint": of_rules(["b1 changed"]),
+            "rule_fingerprints": [fingerprint("b1 changed")[:12]],
         },
     ]
 
@@ -446,9 +452,9 @@ def test_demo_shows_the_four_steps_quickly(record_property):
     steps = re.findall(r"^== (\d)\. (.+)$", result.stdout, re.MULTILINE)
     assert [number for number, _ in steps] == ["1", "2", "3", "4"]
     assert steps[0][1].startswith("ctxward activate deep-plan --slug demo")
-    assert steps[1][1] == "PreCompact (trigger manual) -> exit 0"
+    assert steps[1][1] == "PreCompact (trigger auto) -> exit 0"
     assert steps[2][1] == "SessionStart (source compact) -> exit 0"
-    assert steps[3][1] == "PostCompact (trigger manual) -> exit 0, stdout ''"
+    assert steps[3][1] == "PostCompact (trigger auto) -> exit 0, stdout ''"
     assert "COMPACTION RESILIENCE" in result.stdout
     assert '"missing": [' in result.stdout
     assert "a temporary folder, removed afterwards" in result.stdout

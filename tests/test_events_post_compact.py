@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import datetime, timezone
@@ -48,7 +49,14 @@ def test_report_says_which_rules_survived(plan, project, load_payload, run_hook)
     (path,) = reports(project)
     assert re.fullmatch(rf"{SESSION}-\d{{8}}T\d{{12}}Z\.json", path.name)
     report = json.loads(path.read_text(encoding="utf-8"))
-    assert list(report) == ["session_id", "trigger", "checked_at", "survived", "missing"]
+    assert list(report) == [
+        "session_id",
+        "trigger",
+        "checked_at",
+        "survived",
+        "missing",
+        "verdicts",
+    ]
     assert report["session_id"] == SESSION
     assert report["trigger"] == "manual"
     checked = datetime.strptime(report["checked_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
@@ -62,6 +70,15 @@ def test_report_says_which_rules_survived(plan, project, load_payload, run_hook)
         {"slug": "fix", "skill": "review", "rule": RULES[2]},
         {"slug": "fix", "skill": "review", "rule": RULES[3]},
     ]
+    # Each rule's verdict, why, and fingerprint (the cited-in-analysis one says so).
+    assert [(row["rule"], row["verdict"]) for row in report["verdicts"]] == [
+        (RULES[0], "kept"),
+        (RULES[1], "kept"),
+        (RULES[2], "lost"),
+        (RULES[3], "lost"),
+    ]
+    assert "only inside <analysis>" in report["verdicts"][2]["why"]
+    assert all(re.fullmatch(r"[0-9a-f]{12}", row["fingerprint"]) for row in report["verdicts"])
 
 
 def test_captured_auto_compaction_loses_every_rule(plan, project, load_payload, run_hook):
@@ -134,6 +151,24 @@ def test_report_name_and_content_at_a_fixed_time(project):
         "checked_at": "2026-01-02T03:04:05.678901Z",
         "survived": [{"slug": "p", "skill": "s", "rule": "keep me"}],
         "missing": [{"slug": "p", "skill": "s", "rule": "lost"}],
+        "verdicts": [
+            {
+                "slug": "p",
+                "skill": "s",
+                "rule": "keep me",
+                "fingerprint": hashlib.sha256(b"keepme").hexdigest()[:12],
+                "verdict": "kept",
+                "why": "differs in case, spacing or punctuation",
+            },
+            {
+                "slug": "p",
+                "skill": "s",
+                "rule": "lost",
+                "fingerprint": hashlib.sha256(b"lost").hexdigest()[:12],
+                "verdict": "lost",
+                "why": "not in the summary",
+            },
+        ],
     }
     assert report_name("../x", moment) == report_name("../x", moment)
     assert report_name("../x", moment) != report_name("../y", moment)

@@ -72,8 +72,9 @@ def test_prints_summarizer_instructions_with_every_rule_verbatim(two_plans, load
     assert "VERBATIM" in out
     for rule in RULES_A + RULES_B:
         assert f"  - {rule}\n" in out
-    assert out.count(f"  - {RULES_A[0]}\n") == 2  # once per plan
-    assert "Plan one:\n" in out and "Plan two:\n" in out
+    # Plan two declares only alpha's rules, which plan one declared first: said once (issue 21).
+    assert out.count(f"  - {RULES_A[0]}\n") == 1
+    assert "Plan one:\n" in out and "Plan two:\n" not in out
     assert "- Skill alpha (full rules: .claude/skills/alpha/SKILL.md):\n" in out
     assert "- Skill beta (full rules: .opencode/skills/beta/SKILL.md):\n" in out
     with pytest.raises(ValueError):  # plain text, not JSON: Claude Code appends it to the prompt
@@ -273,7 +274,7 @@ def test_a_bad_payload_is_named_and_every_rule_still_goes(
     assert (code, err) == (0, "")
     for rule in RULES_A + RULES_B:
         assert f"  - {rule}\n" in out
-    assert out.count(f"  - {RULES_A[0]}\n") == 2  # plan two's rules too, from its invariants.md
+    assert out.count(f"  - {RULES_A[0]}\n") == 1  # declared by both plans: said once
     assert (
         "ctxward could not write the distilled payload of this plan (its rules are listed above "
         "all the same). Keep this note in your summary, so that it gets fixed:\n"
@@ -305,7 +306,7 @@ def test_a_payload_that_cannot_be_written_costs_only_itself(
     code, out, err = run_hook(load_payload("PreCompact.json"))
 
     assert (code, err) == (0, "")
-    assert out.count(f"  - {RULES_A[0]}\n") == 2
+    assert out.count(f"  - {RULES_A[0]}\n") == 1  # declared by both plans: said once
     assert f"- docs/plans/two/.compaction-payload.md: not written: {os.strerror(errno_)}\n" in out
     assert (two_plans / "one" / ".compaction-payload.md").is_file()
     assert sorted(p.name for p in (two_plans / "two").iterdir()) == ["invariants.md"]  # no tmp
@@ -319,7 +320,7 @@ def test_a_full_disk_names_every_payload_and_still_prints_every_rule(
     code, out, err = run_hook(load_payload("PreCompact.json"))
 
     assert (code, err) == (0, "")
-    assert out.count(f"  - {RULES_A[0]}\n") == 2
+    assert out.count(f"  - {RULES_A[0]}\n") == 1  # declared by both plans: said once
     assert "could not write the distilled payload of these plans" in out
     for slug in ("one", "two"):
         assert f"- docs/plans/{slug}/.compaction-payload.md: not written: " in out
@@ -335,5 +336,5 @@ def test_an_unusable_lock_folder_leaves_the_payloads_and_prints_the_rules(
     code, out, err = run_hook(load_payload("PreCompact.json"))
 
     assert (code, err) == (0, "")
-    assert out.count(f"  - {RULES_A[0]}\n") == 2
+    assert out.count(f"  - {RULES_A[0]}\n") == 1  # declared by both plans: said once
     assert "- docs/plans/*/.compaction-payload.md: none written: " in out

@@ -22,7 +22,7 @@ def test_a_secret_in_a_rule_is_redacted_everywhere_ctxward_writes_or_injects(
     token = fake_github_token()
     make_skill("alpha", [f"Deploy with GITHUB_TOKEN={token} only", "Never force-push"])
     activate_skill("alpha")
-    code, instructions, _ = run_hook(load_payload("PreCompact.json"))
+    code, instructions, _ = run_hook(load_payload("PreCompact.json", trigger="auto"))
     assert code == 0
     code, started, _ = run_hook(load_payload("SessionStart.compact.json"))
     assert code == 0

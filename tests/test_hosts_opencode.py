@@ -348,7 +348,7 @@ def test_sessionstart_with_nothing_to_say_still_names_what_to_watch(project):
     [
         ("PreCompact", Outcome(context="x")),
         ("SessionStart", Outcome(plain="x")),
-        ("PostCompact", Outcome(context="x")),
+        ("PostCompact", Outcome(plain="x")),
         ("PreToolUse", Outcome(plain="x")),
     ],
 )
@@ -411,13 +411,31 @@ def test_compaction_writes_a_survival_report(plan, project):
 
     code, out, err = run_opencode(compacted(project, trigger="auto", summary=summary), None)
 
-    assert (code, out, err) == (0, "", "")
+    assert (code, err) == (0, "")
     (path,) = sorted((project / ".ctxward" / "compactions").iterdir())
     report = json.loads(path.read_text(encoding="utf-8"))
     assert report["session_id"] == "ses_dd4757b72ffeLH9aW1mv5Z1lC3"
     assert report["trigger"] == "auto"
     assert [ref["rule"] for ref in report["survived"]] == [RULES[0], RULES[2]]
     assert [ref["rule"] for ref in report["missing"]] == [RULES[1]]
+    # The lost rule, for the plugin to put in the next request once; no pending file is left.
+    (restate,) = json.loads(out)["restate"]
+    assert restate.startswith("The compaction summary lost or altered this rule;")
+    assert f"- {RULES[1]}\n" in restate
+    assert RULES[0] not in restate and RULES[2] not in restate
+    assert not (project / ".ctxward" / "pending").exists()
+
+
+def test_an_altered_rule_is_restated_on_opencode(plan, project):
+    altered = RULES[1] + " unless the reviewer waives it"
+    summary = f"## Goal\n- {RULES[0]}\n- {altered}\n- {RULES[2]}\n"
+
+    code, out, err = run_opencode(compacted(project, summary=summary), None)
+
+    assert (code, err) == (0, "")
+    (restate,) = json.loads(out)["restate"]
+    assert f"- {RULES[1]}\n" in restate
+    assert "waives" not in restate
 
 
 def test_compaction_without_summary_is_exit_1_and_writes_nothing(plan, project):

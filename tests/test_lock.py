@@ -65,8 +65,8 @@ activate(Project(root), "deep-review", "portable")
 env = {"CLAUDE_PROJECT_DIR": str(root)}
 answers = {"flock": have_flock()}
 for event, extra in [
-    ("PreCompact", {"trigger": "manual", "custom_instructions": ""}),
-    ("PostCompact", {"trigger": "manual", "compact_summary": "nothing kept"}),
+    ("PreCompact", {"trigger": "auto", "custom_instructions": ""}),
+    ("PostCompact", {"trigger": "auto", "compact_summary": "nothing kept"}),
     ("UserPromptSubmit", {"prompt": "go on"}),
     ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}}),
 ]:

@@ -641,9 +641,15 @@ def test_session_start_adds_the_recovery_after_the_invariants(
     make_skill("alpha", ["alpha: never push to main", "alpha: cite file:line"])
     activate_skill("alpha", "one")
     payload = load_payload(fixture, session_id=SESSION)
-    without = context_of(run_hook(payload)[1])
+    # The baseline in another session: this one's ledger (ctxward.ledger) would hold its rules.
+    without = context_of(run_hook(load_payload(fixture, session_id="baseline"))[1])
     run_hook(
-        load_payload("PreCompact.json", session_id=SESSION, transcript_path=str(transcript_file))
+        load_payload(
+            "PreCompact.json",
+            session_id=SESSION,
+            transcript_path=str(transcript_file),
+            trigger="auto",  # a manual /compact shows the model PreCompact's text itself
+        )
     )
 
     code, out, err = run_hook(payload)
@@ -714,9 +720,15 @@ def test_many_invariants_keep_their_room_and_the_recovery_shrinks_or_points(
     make_skill("big", [f"rule {i:04d} " + "x" * length for i in range(count)])
     activate_skill("big", "big")
     payload = load_payload("SessionStart.compact.json", session_id=SESSION)
-    without = context_of(run_hook(payload)[1])
+    baseline = load_payload("SessionStart.compact.json", session_id="baseline")
+    without = context_of(run_hook(baseline)[1])  # another session: see above
     run_hook(
-        load_payload("PreCompact.json", session_id=SESSION, transcript_path=str(transcript_file))
+        load_payload(
+            "PreCompact.json",
+            session_id=SESSION,
+            transcript_path=str(transcript_file),
+            trigger="auto",
+        )
     )
 
     context = context_of(run_hook(payload)[1])

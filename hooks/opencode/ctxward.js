@@ -21,7 +21,8 @@
 //   earlier process) the active invariants are a system message of every request. The answer
 //   is cached until one of the files ctxward names in `watch` changes, so a request costs a few
 //   stat() calls, not a Python start.
-// - event session.compacted: the summary is read back and ctxward writes its survival report.
+// - event session.compacted: the summary is read back and ctxward writes its survival report;
+//   the rules it lost or altered (ctxward's `restate`) go into the session's next request, once.
 // - tool.execute.after (every tool) and event message.part.updated (a tool part that errored):
 //   the drift observer (seed 002). Each call is handed to ctxward without delaying the tool
 //   (not awaited; one session's calls in order); when a stuck pattern starts, ctxward answers
@@ -200,6 +201,8 @@ export default {
     const logged = new Set()
     const quiet = new Map() // sessionID -> tool calls since the model's last text part
     const observing = new Map() // sessionID -> the last observation of the session still running
+    const afterCompacting = new Map() // sessionID -> its post-compact call still running
+    const restate = new Map() // sessionID -> texts for its next request, once (post-compact)
     const driftNotes = new Map() // sessionID -> drift facts for the session's next request
     const compacting = new Set() // sessions between experimental.session.compacting and compacted
     const failedParts = new Set() // callIDs of errored tool parts already observed
@@ -278,7 +281,12 @@ export default {
       const summary = sessionID ? await readSummary(sessionID) : null
       const result = await call("post-compact", "event", { event }, { plugin: { trigger, summary } })
       if (!result.ok) failed(result, "warn", `ctxward: post-compact: ${result.why}`)
-      else if (result.answer.notice) log("info", result.answer.notice)
+      else {
+        if (result.answer.notice) log("info", result.answer.notice)
+        // The rules the summary lost or altered: in the session's next request, once.
+        const texts = strings(result.answer.restate)
+        if (sessionID && texts.length) restate.set(sessionID, texts)
+      }
     }
 
     return {
@@ -340,6 +348,13 @@ export default {
         const sessionID = input?.sessionID
         if (!sessionID) return // agent generation, not a session's request
         if (!compacting.has(sessionID)) {
+          const checking = afterCompacting.get(sessionID)
+          if (checking) await checking // the post-compact call, bounded by its own timeout
+          const once = restate.get(sessionID)
+          if (once?.length) {
+            restate.delete(sessionID)
+            output.system.push(...once)
+          }
           const running = observing.get(sessionID)
           if (running) await running // each observation is bounded by its own timeout
           const facts = driftNotes.get(sessionID)
@@ -387,13 +402,16 @@ export default {
           if (event?.type === "session.created") {
             created.add(event.properties?.sessionID ?? event.properties?.info?.id)
           } else if (event?.type === "session.compacted") {
-            compacted.add(event.properties?.sessionID)
-            compacting.delete(event.properties?.sessionID)
-            track(
-              afterCompaction(event).catch((error) =>
-                log("warn", `ctxward: post-compact: ${error?.message ?? error}`),
-              ),
+            const sessionID = event.properties?.sessionID
+            compacted.add(sessionID)
+            compacting.delete(sessionID)
+            const work = afterCompaction(event).catch((error) =>
+              log("warn", `ctxward: post-compact: ${error?.message ?? error}`),
             )
+            if (sessionID) afterCompacting.set(sessionID, work)
+            track(work).finally(() => {
+              if (afterCompacting.get(sessionID) === work) afterCompacting.delete(sessionID)
+            })
           } else if (event?.type === "message.part.updated") {
             // A tool that threw never reaches tool.execute.after: its part turns to "error".
             const part = event.properties?.part

@@ -1,8 +1,10 @@
 """`ctxward demo`: the main job, end to end, in a throwaway project.
 
-It activates two shipped skills, then feeds the hooks the payloads Claude Code 2.1.332 sends on a
-manual /compact (PreCompact -> SessionStart(compact) -> PostCompact), through the same code path
-as the installed hook, and records what each step wrote and what the model would receive.
+It activates two shipped skills, then feeds the hooks the payloads Claude Code 2.1.332 sends on an
+automatic compaction (PreCompact -> SessionStart(compact) -> PostCompact), through the same code
+path as the installed hook, and records what each step wrote and what the model would receive.
+(After a manual /compact the CLI also shows the model PreCompact's own text, so SessionStart
+then states only what that text lacks: docs/compaction.md.)
 """
 
 from __future__ import annotations
@@ -77,12 +79,12 @@ def run_demo(root: Path, now: datetime | None = None) -> list[Step]:
     )
 
     code, out, err = run_in_memory(
-        _payload(project.root, "PreCompact", trigger="manual", custom_instructions=None), env
+        _payload(project.root, "PreCompact", trigger="auto", custom_instructions=None), env
     )
     plan = load_plans(project)[0]
     steps.append(
         Step(
-            f"PreCompact (trigger manual) -> exit {code}",
+            f"PreCompact (trigger auto) -> exit {code}",
             "Distils the payload file; stdout is appended to the compaction prompt as "
             "'Additional Instructions'.",
             [
@@ -111,14 +113,14 @@ def run_demo(root: Path, now: datetime | None = None) -> list[Step]:
     rules = [rule for section in plan.sections for rule in section.rules]
     kept = rules[: len(rules) - 2]  # the mock summarizer drops the last two rules
     code, out, err = run_in_memory(
-        _payload(project.root, "PostCompact", trigger="manual", compact_summary=_summary(kept)),
+        _payload(project.root, "PostCompact", trigger="auto", compact_summary=_summary(kept)),
         env,
     )
     reports = sorted(project.compactions_dir.glob("*.json"))
     report_text = reports[-1].read_text(encoding="utf-8") if reports else err
     steps.append(
         Step(
-            f"PostCompact (trigger manual) -> exit {code}, stdout {out!r}",
+            f"PostCompact (trigger auto) -> exit {code}, stdout {out!r}",
             "Checks every rule against the summary the model keeps; the summarizer here dropped "
             "two rules, and the report says which.",
             [(project.relative(reports[-1]) if reports else "error", report_text)],

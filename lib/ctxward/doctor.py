@@ -674,7 +674,9 @@ def _claude_payload(event: str, root: Path) -> dict[str, Any]:
         "hook_event_name": event,
     }
     extra: dict[str, dict[str, Any]] = {
-        "PreCompact": {"trigger": "manual", "custom_instructions": None},
+        # auto: after a manual one the model reads PreCompact's text, and SessionStart(compact)
+        # of the same session then states no rule again (ctxward.ledger).
+        "PreCompact": {"trigger": "auto", "custom_instructions": None},
         "SessionStart": {"source": "compact"},
         "PostCompact": {"trigger": "manual", "compact_summary": "ctxward doctor summary"},
         "SubagentStop": {

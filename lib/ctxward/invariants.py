@@ -60,24 +60,26 @@ SKILL_SEARCH_PATHS = (
 
 
 class Skill(Value):
-    __slots__ = ("name", "path", "rules")
+    __slots__ = ("name", "path", "priority", "rules")
     name: str
     rules: tuple[str, ...]
     path: Path
+    priority: int  # front matter `priority:`; a higher one gets the room first (rulesets)
 
-    def __init__(self, name: str, rules: tuple[str, ...], path: Path) -> None:
-        self._set(name=name, rules=rules, path=path)
+    def __init__(self, name: str, rules: tuple[str, ...], path: Path, priority: int = 0) -> None:
+        self._set(name=name, rules=rules, path=path, priority=priority)
 
 
 class Section(Value):
     """One skill's block in a plan's invariants.md (or its distilled payload)."""
 
-    __slots__ = ("activated", "branch", "full_rules", "rules", "skill")
+    __slots__ = ("activated", "branch", "full_rules", "priority", "rules", "skill")
     skill: str
     rules: tuple[str, ...]
     full_rules: str
     activated: str
     branch: str
+    priority: str  # the skill's `priority:` as the plan records it ('' = 0)
 
     def __init__(
         self,
@@ -86,10 +88,24 @@ class Section(Value):
         full_rules: str = "",
         activated: str = "",
         branch: str = "",
+        priority: str = "",
     ) -> None:
         self._set(
-            skill=skill, rules=rules, full_rules=full_rules, activated=activated, branch=branch
+            skill=skill,
+            rules=rules,
+            full_rules=full_rules,
+            activated=activated,
+            branch=branch,
+            priority=priority,
         )
+
+    @property
+    def rank(self) -> int:
+        """The section's priority as a number (0 when absent or not a whole number)."""
+        try:
+            return int(self.priority) if self.priority else 0
+        except ValueError:
+            return 0
 
 
 class Plan(Value):
@@ -146,6 +162,13 @@ class RuleRef(Value):
 
     def __init__(self, slug: str, skill: str, rule: str) -> None:
         self._set(slug=slug, skill=skill, rule=rule)
+
+    @property
+    def fingerprint(self) -> str:
+        """The rule's normalised fingerprint (`ctxward.fingerprint`)."""
+        from ctxward.fingerprint import fingerprint
+
+        return fingerprint(self.rule)
 
 
 class Activation(Value):
@@ -216,7 +239,11 @@ def load_skill(path: Path) -> Skill:
     name = meta.get("name")
     if not isinstance(name, str) or not SKILL_NAME_PATTERN.fullmatch(name):
         raise BadInput(f"{source}: 'name' must be a skill name like 'deep-review', got {name!r}")
-    return Skill(name=name, rules=_validate_rules(meta.get("invariants"), source), path=path)
+    priority = meta.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise BadInput(f"{source}: 'priority' must be a whole number, got {priority!r}")
+    rules = _validate_rules(meta.get("invariants"), source)
+    return Skill(name=name, rules=rules, path=path, priority=priority)
 
 
 def find_skill(spec: str, project: Project) -> Path:
@@ -341,6 +368,7 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
             full_rules=full_rules_reference(project, skill),
             activated=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
             branch=branch,
+            priority=str(skill.priority) if skill.priority else "",
         ),
     )
     folder = project.plans_dir / slug
@@ -431,6 +459,7 @@ _FIELD_LABELS = (
     ("**Activated:** ", "activated"),
     ("**Full rules:** ", "full_rules"),
     ("**Branch:** ", "branch"),
+    ("**Priority:** ", "priority"),
 )
 
 
@@ -722,15 +751,27 @@ def _without_analysis(text: str) -> str:
     return "".join(kept)
 
 
-def normalise(text: str) -> str:
-    return " ".join(text.split()).casefold()
+def analysis_text(compact_summary: str) -> str:
+    """The `<analysis>` blocks of a compaction reply (what the model never sees)."""
+    blocks = []
+    cursor = 0
+    while (start := compact_summary.find("<analysis>", cursor)) >= 0:
+        end = compact_summary.find("</analysis>", start + len("<analysis>"))
+        if end < 0:
+            break
+        blocks.append(compact_summary[start + len("<analysis>") : end])
+        cursor = end + len("</analysis>")
+    return "\n".join(blocks)
 
 
 def check_survival(
     rules: Sequence[RuleRef], compact_summary: str
 ) -> tuple[list[RuleRef], list[RuleRef]]:
-    """Split `rules` into those whose text appears in the summary and those that do not."""
-    haystack = normalise(summary_text(compact_summary))
-    survived = [ref for ref in rules if normalise(ref.rule) in haystack]
-    missing = [ref for ref in rules if normalise(ref.rule) not in haystack]
+    """Split `rules` into those the summary kept and those it altered or lost
+    (`ctxward.verdicts.grade`, which says why)."""
+    from ctxward.verdicts import KEPT, grade
+
+    verdicts = grade(rules, compact_summary)
+    survived = [v.ref for v in verdicts if v.verdict == KEPT]
+    missing = [v.ref for v in verdicts if v.verdict != KEPT]
     return survived, missing

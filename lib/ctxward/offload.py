@@ -15,7 +15,7 @@ from ctxward.hooktypes import Value
 from ctxward.project import Project
 
 if TYPE_CHECKING:  # the dispatch guard's offload path imports this module: keep it light
-    from ctxward.invariants import Plan
+    from ctxward.invariants import Plan, RuleRef
 
 
 class Offloaded(Value):
@@ -50,21 +50,6 @@ def offload(project: Project, text: str, ext: str = "md") -> Offloaded:
     return Offloaded(path=path, sha256=digest, size=len(data), text=stored)
 
 
-def _first_rules(plans: Sequence[Plan], keep: int) -> list[Plan]:
-    """The plans cut down to their first `keep` rules, in order; emptied sections are dropped."""
-    kept: list[Plan] = []
-    for plan in plans:
-        sections = []
-        for section in plan.sections:
-            rules = section.rules[: max(keep, 0)]
-            keep -= len(rules)
-            if rules:
-                sections.append(section.replace(rules=rules))
-        if sections:
-            kept.append(plan.replace(sections=tuple(sections)))
-    return kept
-
-
 def render_rules_within(
     project: Project,
     template: str,
@@ -75,10 +60,26 @@ def render_rules_within(
     """Render `template` over `plans`; when it is longer than `limit`, offload it and preview.
 
     `limit` None is the default `injection.limit_chars` (the callers pass the project's).
-
-    The preview keeps as many whole rules, in order, as fit, and names the file with all of them.
+    See `render_rules_shown`.
     """
+    return render_rules_shown(project, template, plans, limit, **context)[0]
+
+
+def render_rules_shown(
+    project: Project,
+    template: str,
+    plans: Sequence[Plan],
+    limit: int | None = None,
+    **context: object,
+) -> tuple[str, list[RuleRef]]:
+    """`render_rules_within`, and the rules the text shows in full.
+
+    The preview keeps as many whole rules as fit, in `rulesets.in_order` (round-robin across
+    plans), laid out as the plans are, and names the file with all of them.
+    """
+    from ctxward.invariants import all_rules
     from ctxward.render import render
+    from ctxward.rulesets import in_order, only
     from ctxward.scrub import redact
 
     if limit is None:
@@ -87,15 +88,16 @@ def render_rules_within(
         limit = InjectionConfig().limit_chars
     full = redact(render(template, plans=list(plans), **context))
     if len(full) <= limit:
-        return full
+        return full, all_rules(plans)
     stored = offload(project, full)
-    total = sum(plan.rule_count for plan in plans)
+    order = in_order(plans)
+    total = len(order)
 
     def preview(keep: int) -> str:
         return redact(
             render(
                 "offload_preview.md.j2",
-                head=render(template, plans=_first_rules(plans, keep), **context).rstrip("\n"),
+                head=render(template, plans=only(plans, order[:keep]), **context).rstrip("\n"),
                 total_rules=total,
                 total_plans=len(plans),
                 shown_rules=keep,
@@ -112,4 +114,4 @@ def render_rules_within(
             low = middle
         else:
             high = middle - 1
-    return preview(low)
+    return preview(low), order[:low]

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ctxward.project import Project
 
 PENDING_DIRNAME = "pending"
-STALE_DAYS = 14  # a session that never sent another prompt: its file is removed after this
+STALE_HOURS = 6  # a session that sent no prompt since: its entry is stale, removed and not used
 _TAKEN = ".taken-"
 
 
@@ -76,9 +76,16 @@ def take(project: Project, session_id: str) -> dict[str, Any] | None:
     not a pending entry is removed and reported (CtxwardError), never injected.
     """
     import secrets
+    import time
 
     path = pending_path(project, session_id)
-    if not path.is_file():
+    try:
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return None
+    if age > STALE_HOURS * 3600:  # expired: the session went on without it for hours
+        with contextlib.suppress(OSError):
+            path.unlink()
         return None
     claimed = path.with_name(f"{path.name}{_TAKEN}{os.getpid()}-{secrets.token_hex(4)}")
     try:
@@ -138,6 +145,29 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
 # --- the PostCompact side (may import the rest of ctxward) ------------------------------------
 
 
+def render_lost(
+    project: Project,
+    plans: Sequence[Plan],
+    missing: Sequence[RuleRef],
+    *,
+    report: Path | None = None,
+) -> tuple[str, list[str]]:
+    """The restatement of `missing` (scrubbed, within `injection.limit_chars`: the rest is
+    offloaded and the preview names the file), and the fingerprints of the rules it shows."""
+    from ctxward.config import load
+    from ctxward.offload import render_rules_shown
+    from ctxward.scrub import scrub
+
+    lost = _only(plans, missing)  # scrubbed: the text and any offloaded rest
+    limit = load(project).injection.limit_chars
+    where = project.relative(report) if report is not None else ""
+    text, shown = render_rules_shown(
+        project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
+    )
+    printed = {scrub(r.rule)[0]: r.fingerprint for r in missing}  # shown holds scrubbed rules
+    return scrub(text)[0], sorted({printed[r.rule] for r in shown if r.rule in printed})
+
+
 def remember_lost(
     project: Project,
     session_id: str,
@@ -146,33 +176,27 @@ def remember_lost(
     *,
     report: Path | None = None,
 ) -> Path | None:
-    """Leave the rules the summary lost for the next prompt; clear the entry when none were.
+    """Leave the rules the summary lost or altered for the next prompt; clear the entry when
+    there are none (`render_lost`). Returns the entry's path, or None when nothing is pending.
 
-    The text names only the lost rules, as a fact (SessionStart(compact) has already restated
-    every rule); it is scrubbed, and kept within `injection.limit_chars` (the rest is offloaded
-    and the preview names the file). Returns the entry's path, or None when nothing is pending.
+    The text names only those rules, as a fact: the caller leaves out what SessionStart(compact)
+    has stated already (`ctxward.ledger`).
     """
     path = pending_path(project, session_id)
     if not missing:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         return None
-    from ctxward.config import load
     from ctxward.fsutil import atomic_write, locked
-    from ctxward.offload import render_rules_within
     from ctxward.scrub import scrub
 
-    lost = _only(plans, missing)  # scrubbed: the text and any offloaded rest
-    limit = load(project).injection.limit_chars
-    where = project.relative(report) if report is not None else ""
-    text = render_rules_within(
-        project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
-    )
+    text, shown = render_lost(project, plans, missing, report=report)
     entry: dict[str, Any] = {
         "session_id": session_id,
-        "report": where,
+        "report": project.relative(report) if report is not None else "",
         "rules": [{"slug": r.slug, "skill": r.skill, "rule": scrub(r.rule)[0]} for r in missing],
-        "context": scrub(text)[0],
+        "context": text,
+        "shown": shown,
     }
     from ctxward.trust import seal
 
@@ -209,10 +233,10 @@ def _validate(data: bytes) -> None:
 
 
 def _remove_stale(project: Project) -> None:
-    """Entries no prompt came for (and claims a crash left behind), older than STALE_DAYS."""
+    """Entries no prompt came for (and claims a crash left behind), older than STALE_HOURS."""
     import time
 
-    cutoff = time.time() - STALE_DAYS * 86_400
+    cutoff = time.time() - STALE_HOURS * 3600
     for candidate in pending_dir(project).iterdir():
         with contextlib.suppress(OSError):
             if candidate.stat().st_mtime < cutoff:

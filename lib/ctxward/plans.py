@@ -40,6 +40,8 @@ class PlanSummary(Value):
     payload: str  # fresh | stale | missing
     path: str
     trusted: bool  # its current content is trusted on this machine (ctxward.trust)
+    fingerprint: str  # of its set of rules (ctxward.fingerprint.of_rules): cosmetic edits keep it
+    rule_fingerprints: list[str]  # each rule's, short, in order
 
     def __init__(
         self,
@@ -63,6 +65,8 @@ class PlanSummary(Value):
 
 
 def summarize(project: Project, plans: list[Plan]) -> list[PlanSummary]:
+    from ctxward.fingerprint import fingerprint, of_rules, short
+
     trusted = {id(plan) for plan in trusted_split(plans)[0]}
     return [
         PlanSummary(
@@ -73,6 +77,10 @@ def summarize(project: Project, plans: list[Plan]) -> list[PlanSummary]:
             payload=plan.payload_state(),
             path=project.relative(plan.invariants_path),
             trusted=id(plan) in trusted,
+            fingerprint=of_rules(r for section in plan.sections for r in section.rules),
+            rule_fingerprints=[
+                short(fingerprint(r)) for section in plan.sections for r in section.rules
+            ],
         )
         for plan in plans
     ]

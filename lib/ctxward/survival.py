@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.fsutil import atomic_write, read_regular
-from ctxward.invariants import RuleRef, check_survival
+from ctxward.invariants import RuleRef
 from ctxward.project import Project
+from ctxward.verdicts import KEPT, Verdict, grade
 
 
 def report_name(session_id: str, moment: datetime) -> str:
@@ -28,21 +29,23 @@ def write_report(
     trigger: str,
     compact_summary: str,
     now: datetime | None = None,
-    checked: tuple[Sequence[RuleRef], Sequence[RuleRef]] | None = None,
+    verdicts: Sequence[Verdict] | None = None,
 ) -> Path:
-    """Check `rules` against the summary and write the report; return its path.
+    """Grade `rules` against the summary and write the report; return its path.
 
-    `checked`: (survived, missing) when the caller has checked them already (PostCompact, which
-    also needs the missing ones; each check looks for every rule in the whole summary).
+    `verdicts`: when the caller has graded them already (PostCompact, which also restates the
+    altered and lost ones). `survived` lists the kept rules, `missing` the altered and lost
+    ones (what is restated); `verdicts` every rule with its verdict, why, and fingerprint.
     """
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    survived, missing = check_survival(rules, compact_summary) if checked is None else checked
+    graded = list(grade(rules, compact_summary) if verdicts is None else verdicts)
     report = {
         "session_id": session_id,
         "trigger": trigger,
         "checked_at": moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "survived": [_scrubbed(ref) for ref in survived],
-        "missing": [_scrubbed(ref) for ref in missing],
+        "survived": [_scrubbed(v.ref) for v in graded if v.verdict == KEPT],
+        "missing": [_scrubbed(v.ref) for v in graded if v.verdict != KEPT],
+        "verdicts": [_verdict_row(v) for v in graded],
     }
     path = project.compactions_dir / report_name(session_id, moment)
     atomic_write(path, _dump(report), validate=json.loads)
@@ -54,6 +57,18 @@ def _scrubbed(ref: RuleRef) -> dict[str, str]:
     from ctxward.scrub import redact
 
     return {key: redact(value) for key, value in ref.as_dict().items()}
+
+
+def _verdict_row(verdict: Verdict) -> dict[str, str]:
+    from ctxward.fingerprint import short
+    from ctxward.scrub import redact
+
+    return {
+        **_scrubbed(verdict.ref),
+        "fingerprint": short(verdict.ref.fingerprint),
+        "verdict": verdict.verdict,
+        "why": redact(verdict.why),
+    }
 
 
 def _dump(report: Mapping[str, object]) -> str:

@@ -10,7 +10,8 @@ The reply is chosen from the conversation, first rule that matches wins:
 ``compact_summary``
     The last user message contains the CLI's compaction prompt. The reply is
     ``<analysis>…</analysis><summary>MOCK_SUMMARY …</summary>``; the text of ``--summary-file``,
-    read at request time, goes inside the summary.
+    read at request time, goes inside the summary; ``E2E_COPY_RULES`` in it is replaced by the
+    rule lines (``  - <rule>``) of the prompt's ``Additional Instructions:``, as ``- <rule>``.
 ``subagent``
     The first user message contains ``E2E_SUBAGENT_TASK``, which every prompt this mock
     dispatches starts with: a sub-agent's own request. Reply ``DONE``.
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
+COPY_RULES = "E2E_COPY_RULES"  # in the summary file: replaced by the rules PreCompact listed
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH_BYTES = re.compile(r"E2E_DISPATCH_BYTES=(\d+)")
 INPUT_TOKENS = re.compile(r"E2E_INPUT_TOKENS=(\d+)")
@@ -129,6 +131,10 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
         tokens += int(per.group(1)) * _tool_calls(body, "Read") if per else 0
 
     if COMPACT_MARKER in last_text:
+        if COPY_RULES in summary:  # a faithful summarizer: every rule the instructions list
+            _, _, instructions = last_text.partition("Additional Instructions:")
+            listed = [line.strip() for line in instructions.splitlines() if line.startswith("  - ")]
+            summary = summary.replace(COPY_RULES, "\n".join(listed))
         summary_text = f"MOCK_SUMMARY\n{summary}".rstrip()
         reply = f"<analysis>mock analysis</analysis>\n<summary>{summary_text}</summary>"
         return Reply("compact_summary", _text(reply), DEFAULT_INPUT_TOKENS)

@@ -11,8 +11,9 @@ One scenario per module (three CLI runs against the mock), then one test per cla
 3. The mock's summary repeats some of the rules verbatim and leaves the others out.
 
 Besides the invariants: PreCompact writes the seed 001 session summary, SessionStart(compact)
-adds its recovery text, and the first prompt after the compaction restates the rules the
-summary lost (UserPromptSubmit), once.
+adds its recovery text. Claude Code echoes PreCompact's stdout into the `/compact` record the
+model reads, so after this manual compaction every rule is there once and nothing is restated
+again (the lossy cases, and 180 rules: test_claude_code_compaction.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ COMPACT_MARKER = "ctxward re-injected them after this compaction"
 # How Claude Code 2.1.332 presents a UserPromptSubmit hook's additionalContext: inside the
 # role "system" message that follows the prompt (the same message as SessionStart's).
 PROMPT_MARKER = "UserPromptSubmit hook additional context: "
-LOST_MARKER = "The compaction summary lost these {n} rules; they remain in force:"
 RECOVERY_MARKER = "Session recovery (ctxward), from .ctxward/sessions/"
 FIRST_PROMPT = (
     "hello. Let's go with SQLite for the e2e store because it needs no server. "
@@ -117,8 +117,11 @@ def test_an_untrusted_committed_plan_reaches_no_request(scenario: Scenario) -> N
     ).exists()
 
 
-def test_first_request_after_compact_reinjects_every_rule(scenario: Scenario) -> None:
-    """SessionStart(compact) additionalContext reaches the model as a system message."""
+def test_first_request_after_compact_has_every_rule_once(scenario: Scenario) -> None:
+    """After a manual /compact, 2.1.332 shows the model PreCompact's stdout in the /compact
+    record (`PreCompact [<command>] completed successfully: <stdout>`): every rule is there,
+    so SessionStart(compact) states none of them again (ctxward.ledger); it still names the
+    plan it could not read."""
     compaction = only(scenario.requests, "compact_summary")
     later = [r for r in scenario.requests if r.n > compaction.n and r.path != "/"]
     assert later, "no request after the compaction: the third turn never reached the mock"
@@ -126,16 +129,21 @@ def test_first_request_after_compact_reinjects_every_rule(scenario: Scenario) ->
     assert "after compact" in first.texts("user")[-1], (
         "the first request after /compact is not turn 3"
     )
+    record = first.texts("user")[0]
+    assert "PreCompact [" in record, f"no echoed PreCompact output:\n{record[:1500]}"
+    echoed = record[record.find("PreCompact [") :]
+    assert not missing_from(echoed, scenario.rules), echoed[:3000]
     systems = [t for t in first.texts("system") if SESSION_START_MARKER in t]
     assert systems, (
         "no system message carries SessionStart context; system messages:\n"
         + "\n---\n".join(t[:800] for t in first.texts("system"))
     )
     context = "\n".join(t[t.find(SESSION_START_MARKER) :] for t in systems)
-    # The compact variant, not the resume one: Claude Code does not repeat an identical context.
-    assert COMPACT_MARKER in context, f"not the SessionStart(compact) context:\n{context[:1500]}"
-    missing = missing_from(context, scenario.rules)
-    assert not missing, f"rules not re-injected after /compact: {missing}\n{context[:3000]}"
+    assert [rule for rule in scenario.rules if f"- {rule}\n" in context] == []
+    everything = "\n".join(first.texts("user") + first.texts("system"))
+    for rule in scenario.rules:
+        in_summary = 1 if rule in scenario.kept else 0
+        assert everything.count(rule) == 1 + in_summary, rule
     assert "ctxward could not read this plan, so its rules are missing here" in context
     assert BROKEN_NOTE in context, context[-1500:]
 
@@ -173,17 +181,10 @@ def prompt_contexts(request: Any) -> list[str]:
     return found
 
 
-def test_the_next_prompt_restates_the_rules_the_summary_lost(scenario: Scenario) -> None:
-    """PostCompact leaves the lost rules pending; turn 3's UserPromptSubmit hands them over."""
-    contexts = prompt_contexts(turn_3(scenario))
-    assert len(contexts) == 1, (
-        f"expected one {PROMPT_MARKER!r} in turn 3's system messages, found {len(contexts)}:\n"
-        + "\n---\n".join(t[:1500] for t in turn_3(scenario).texts("system"))
-    )
-    (context,) = contexts
-    assert context.startswith(LOST_MARKER.format(n=len(scenario.dropped))), context[:600]
-    assert missing_from(context, scenario.dropped) == [], context[:3000]
-    assert [rule for rule in scenario.kept if rule in context] == [], "only the lost rules"
+def test_the_next_prompt_restates_nothing_the_record_already_shows(scenario: Scenario) -> None:
+    """The summary lost rules, but the /compact record shows every one of them verbatim: the
+    next prompt restates none (exactly one ctxward copy per rule), and nothing is pending."""
+    assert prompt_contexts(turn_3(scenario)) == []
     assert not list((scenario.project / ".ctxward" / "pending").glob("*.json")), "not cleared"
 
 

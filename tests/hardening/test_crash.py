@@ -411,7 +411,7 @@ def _check_json(data: bytes) -> dict[str, Any]:
 
 def _check_report(data: bytes) -> None:
     report = _check_json(data)
-    assert set(report) == {"session_id", "trigger", "checked_at", "survived", "missing"}
+    assert set(report) == {"session_id", "trigger", "checked_at", "survived", "missing", "verdicts"}
     assert len(report["survived"]) + len(report["missing"]) >= len(RULES)
 
 

@@ -117,9 +117,13 @@ class Victim:
         prompt = f"prompt-{self.compactions}"
         said = {
             "resume": self.hook("SessionStart", source="resume"),
-            "PreCompact": self.hook("PreCompact", prompt_id=prompt),
+            # Auto: after a manual /compact the model reads PreCompact's own text, so
+            # SessionStart(compact) would rightly state nothing more (ctxward.ledger).
+            "PreCompact": self.hook("PreCompact", prompt_id=prompt, trigger="auto"),
             "compact": self.hook("SessionStart", source="compact"),
-            "PostCompact": self.hook("PostCompact", compact_summary=summary, prompt_id=prompt),
+            "PostCompact": self.hook(
+                "PostCompact", compact_summary=summary, prompt_id=prompt, trigger="auto"
+            ),
             "prompt": self.hook("UserPromptSubmit", prompt="go on"),
         }
         after = support.state(self.root)
@@ -153,7 +157,8 @@ def assert_good_rules_go_out(said: dict[str, str]) -> None:
     for rule in GOOD_RULES:
         assert f"  - {rule}\n" in said["PreCompact"], said["PreCompact"][-1500:]
         assert f"\n- {rule}\n" in context_of(said["compact"])
-        assert f"\n- {rule}\n" in context_of(said["prompt"])  # the summary lost them all
+        # The summary lost them all, and SessionStart(compact) stated them: not again.
+        assert rule not in context_of(said["prompt"])
 
 
 def assert_nothing_evil(said: dict[str, str]) -> None:
@@ -200,7 +205,11 @@ def test_the_real_entry_point_keeps_an_untrusted_plan_out(victim: Victim) -> Non
     victim.commit_plan("cloned")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
     env["CLAUDE_PROJECT_DIR"] = str(victim.root)
-    for event, fields in (("PreCompact", {}), ("SessionStart", {"source": "compact"})):
+    # Auto: after a manual one the model reads PreCompact's text, and SessionStart adds nothing.
+    for event, fields in (
+        ("PreCompact", {"trigger": "auto"}),
+        ("SessionStart", {"source": "compact"}),
+    ):
         data = support.captured(support.EVENT_FIXTURES[event], victim.root, **fields)
         done = subprocess.run(
             [str(support.CTXWARD_HOOK)],
@@ -351,7 +360,8 @@ def test_a_bad_payload_among_good_ones(victim: Victim, kind: str) -> None:
     assert_good_rules_go_out(said)
     assert f"- docs/plans/good-b/.compaction-payload.md: {why}\n" in said["PreCompact"]
     assert (victim.plans / "good-a" / ".compaction-payload.md").is_file()
-    assert said["PreCompact"].count(f"  - {GOOD_RULES[0]}\n") == 2  # good-b's rules go all the same
+    # good-b declares the very rules good-a does: said once (issue 21), payload failure or not.
+    assert said["PreCompact"].count(f"  - {GOOD_RULES[0]}\n") == 1
 
 
 def _fail_writes_under(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:

@@ -1,7 +1,9 @@
 """PostCompact: check which active invariants the summary carried, and write a survival report.
 
 PostCompact's output reaches neither the model nor (after an auto compaction) the user, so this
-handler prints nothing. Its effects: the report under .ctxward/compactions/, and the rules the
+handler prints nothing for Claude Code. For OpenCode (`per_request`, hosts/opencode.py) its
+answer is the restatement of the lost and altered rules, which the plugin puts in the next
+request once. Its effects: the report under .ctxward/compactions/, and the rules the
 summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
 Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
 One report per compaction, however many wirings run the hook (ctxward.once).
@@ -22,7 +24,6 @@ def handle(event: HookEvent) -> Outcome:
     rules = all_rules(plans)
     if rules:
         from ctxward.config import load
-        from ctxward.invariants import check_survival
         from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
         from ctxward.once import first_run
         from ctxward.survival import write_report
@@ -33,7 +34,10 @@ def handle(event: HookEvent) -> Outcome:
         summary = event.text("compact_summary")[:MAX_CHECKED_SUMMARY_CHARS]
         if not first_run(event):  # another wiring's run of this compaction wrote the report
             return NOTHING
-        survived, missing = check_survival(rules, summary)
+        from ctxward.verdicts import KEPT, grade
+
+        verdicts = grade(rules, summary)
+        missing = [verdict.ref for verdict in verdicts if verdict.verdict != KEPT]
         try:
             report = write_report(
                 event.project,
@@ -41,8 +45,10 @@ def handle(event: HookEvent) -> Outcome:
                 session_id=session_id,
                 trigger=trigger,
                 compact_summary=summary,
-                checked=(survived, missing),
+                verdicts=verdicts,
             )
+            if event.data.get("per_request"):  # OpenCode: the plugin restates it, once (below)
+                return _restatement(event, plans, missing, report)
             _remember_lost(event, plans, missing, report)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
             raise CtxwardError(
@@ -52,10 +58,39 @@ def handle(event: HookEvent) -> Outcome:
     return NOTHING
 
 
+def _restatement(
+    event: HookEvent, plans: list[Plan], missing: list[RuleRef], report: Path
+) -> Outcome:
+    """OpenCode has no prompt hook: the answer carries the restatement, which the plugin puts
+    in the session's next request, once (hosts/opencode.py); no pending file is left."""
+    if not missing:
+        return NOTHING
+    from ctxward.pending import render_lost
+    from ctxward.rulesets import unique
+
+    seen: set[str] = set()
+    todo = []
+    for ref in missing:
+        if ref.fingerprint not in seen:
+            seen.add(ref.fingerprint)
+            todo.append(ref)
+    return Outcome(context=render_lost(event.project, unique(plans), todo, report=report)[0])
+
+
 def _remember_lost(
     event: HookEvent, plans: list[Plan], missing: list[RuleRef], report: Path
 ) -> None:
-    """The rules the summary lost wait for the next prompt (events/user_prompt_submit.py)."""
+    """The rules the summary lost or altered wait for the next prompt
+    (events/user_prompt_submit.py), less those this segment has stated already
+    (SessionStart(compact), or the /compact record: `ctxward.ledger`)."""
+    from ctxward import ledger
     from ctxward.pending import remember_lost
 
-    remember_lost(event.project, event.session_id, plans, missing, report=report)
+    said = ledger.read(event.project, event.session_id).shown
+    seen: set[str] = set()
+    todo = []
+    for ref in missing:
+        if ref.fingerprint not in said and ref.fingerprint not in seen:
+            seen.add(ref.fingerprint)
+            todo.append(ref)
+    remember_lost(event.project, event.session_id, plans, todo, report=report)

@@ -38,9 +38,11 @@ def handle(event: HookEvent) -> Outcome:
     plans, _untrusted, unreadable = plans_for_the_model(event.project, gone=gone)
     if not plans and not unreadable and not gone:
         return Outcome(after=after)
+    from ctxward import ledger
     from ctxward.config import load
-    from ctxward.offload import render_rules_within
+    from ctxward.offload import render_rules_shown
     from ctxward.once import first_run
+    from ctxward.rulesets import fingerprints, unique
 
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
     if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
@@ -49,13 +51,23 @@ def handle(event: HookEvent) -> Outcome:
     if not plans and not unreadable:
         return Outcome(plain=retired or None, after=after)
     unwritten = distill_all(event.project, plans)[1]
-    text = render_rules_within(
+    text, shown = render_rules_shown(
         event.project,
         "precompact_instructions.md.j2",
-        plans,
+        unique(plans),
         limit,
         unreadable=unreadable,
         unwritten=unwritten,
+    )
+    # A new context segment (ctxward.ledger); after a manual /compact, Claude Code shows the
+    # model this very text (echoed in the /compact record), so its rules are said already.
+    claude = "turn_id" not in event.data  # Codex's payloads carry one (see `_echoed`)
+    auto = event.data.get("trigger") == "auto" and claude
+    ledger.begin(
+        event.project,
+        event.session_id,
+        fingerprints(shown) if _echoed(event) else (),
+        transcript=transcript if auto else "",
     )
     return Outcome(plain=f"{text.rstrip()}\n\n{retired}" if retired else text, after=after)
 
@@ -72,6 +84,13 @@ def _complete_branch_gone(event: HookEvent, gone: list[Plan]) -> str:
         raise
     except Exception:  # noqa: BLE001 - the rules of the plans that apply go out regardless
         return ""
+
+
+def _echoed(event: HookEvent) -> bool:
+    """Whether the host shows the model PreCompact's stdout after the compaction: Claude Code
+    2.1.332 after a manual /compact (seen in tests/e2e). Not Codex (its payloads carry a
+    `turn_id`; it ignores the stdout), not OpenCode (no trigger), not an auto compaction."""
+    return event.data.get("trigger") == "manual" and "turn_id" not in event.data
 
 
 def _session_summary(event: HookEvent, transcript: str) -> None:

@@ -45,20 +45,38 @@ def handle(event: HookEvent) -> Outcome:
         notice = untrusted_notice(untrusted)
     if source not in REINJECT_SOURCES or not (plans or unreadable or recover):
         return Outcome(notice=notice) if notice else NOTHING
+    from ctxward import ledger
     from ctxward.config import load
-    from ctxward.offload import render_rules_within
+    from ctxward.offload import render_rules_shown
+    from ctxward.rulesets import fingerprints, unique, without
 
     limit = load(event.project).injection.limit_chars
+    plans = unique(plans)
+    # What the model has already in this context segment is not said again (ctxward.ledger);
+    # OpenCode rebuilds the system prompt for every request: there, every rule, every time.
+    said = (
+        ledger.Said()
+        if event.data.get("per_request")
+        else ledger.read(event.project, event.session_id)
+    )
+    todo = without(plans, said.known)
+    already = sum(plan.rule_count for plan in plans) - sum(plan.rule_count for plan in todo)
     text = ""
-    if plans or unreadable:
-        text = render_rules_within(
+    if todo or unreadable:
+        text, shown = render_rules_shown(
             event.project,
             "session_start_context.md.j2",
-            plans,
+            todo,
             limit,
             source=source,
             unreadable=unreadable,
+            already=already,
         )
+        if not event.data.get("per_request"):
+            resumed = event.text("transcript_path") if source == "resume" else None
+            ledger.record(event.project, event.session_id, fingerprints(shown), resumed_in=resumed)
+    elif source == "resume" and not event.data.get("per_request"):
+        ledger.record(event.project, event.session_id, (), resumed_in=event.text("transcript_path"))
     if recover:  # seed 001 recovery: after the invariants, in what room they leave
         from ctxward.sessions import with_recovery
 

@@ -1,5 +1,8 @@
 """SubagentStop: fires for every sub-agent, and for the compaction agent (agent_type "").
 
+For the compaction agent only: the rules its summary kept go to the session's ledger
+(`ctxward.ledger`), so that SessionStart(compact) restates exactly the others.
+
 Order in this handler: the G0 report cap, then its artifact (both in `ctxward.reports`), then
 C8, then the debate filing check (`events.stop`: a sub-agent that ran a debate does not stop
 while its verdict is unfiled). A final report over 40 lines / 2 KB is saved (scrubbed) as a
@@ -14,6 +17,9 @@ from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:
+    if event.data.get("agent_type") == "":  # the compaction agent: its reply is the summary
+        _summary_known(event)
+        return NOTHING
     from ctxward.reports import enforce_cap
 
     cap = enforce_cap(event.project, event.data)  # cap -> artifact
@@ -26,6 +32,31 @@ def handle(event: HookEvent) -> Outcome:
 
     reason = unfiled_reason(event, "subagent_stop-debate")  # seed 002: file before moving on
     return Outcome(decision="block", reason=reason) if reason else NOTHING
+
+
+def _summary_known(event: HookEvent) -> None:
+    """Claude Code fires this before SessionStart(compact), with the summary as
+    `last_assistant_message` (2.1.332): the rules it kept go to the ledger (ctxward.ledger), so
+    that SessionStart(compact) states exactly the others. Silent; a failure is logged."""
+    summary = event.data.get("last_assistant_message")
+    if not isinstance(summary, str) or not event.session_id:
+        return
+    try:
+        from ctxward import ledger
+        from ctxward.invariants import all_rules, plans_for_the_model
+        from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
+        from ctxward.verdicts import KEPT, grade
+
+        rules = all_rules(plans_for_the_model(event.project)[0])
+        if not rules:
+            return
+        verdicts = grade(rules, summary[:MAX_CHECKED_SUMMARY_CHARS])
+        kept = {v.ref.fingerprint for v in verdicts if v.verdict == KEPT}
+        # A rule also declared elsewhere counts as kept only when every copy was.
+        kept -= {v.ref.fingerprint for v in verdicts if v.verdict != KEPT}
+        ledger.summary_kept(event.project, event.session_id, kept)
+    except Exception:  # noqa: BLE001 - the compaction must go on; the rules are stated in full
+        _log_failure(event, "subagent_stop-summary")
 
 
 def _stage_summary(event: HookEvent) -> None:

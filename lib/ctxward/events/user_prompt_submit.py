@@ -40,6 +40,11 @@ def handle(event: HookEvent) -> Outcome:
     if entry is None:
         return NOTHING
     context: str = entry["context"]
+    shown = entry.get("shown")
+    if isinstance(shown, list):  # stated now: not again in this segment (ctxward.ledger)
+        from ctxward import ledger
+
+        ledger.record(event.project, event.session_id, [fp for fp in shown if isinstance(fp, str)])
     return Outcome(context=context)
 
 

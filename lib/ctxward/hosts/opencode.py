@@ -85,6 +85,10 @@ Empty stdout: nothing to do. Otherwise one JSON object; the plugin applies each 
   put there is present after every compaction.
 - `watch` (experimental.chat.system.transform): absolute paths the answer depends on. The
   plugin reuses the answer, without starting ctxward, until one of them changes (mtime, size).
+- `restate` (event session.compacted): strings for the session's next request, once, as system
+  messages: the rules the summary lost or altered (graded by `ctxward.verdicts`). The plugin
+  holds them until that request (experimental.chat.system.transform waits for the post-compact
+  call still running) and then forgets them; nothing is left on disk.
 - `notice`: for the user, not the model; the plugin logs it (service "ctxward").
 
 Exit codes and failures
@@ -203,6 +207,10 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
         data["session_id"] = _text(inputs, "sessionID", hook, required=False)
         if name == SESSION_START:
             data["source"] = _choice(plugin, "source", SOURCES, hook, default="startup")
+    if name in (SESSION_START, POST_COMPACT):
+        # The system prompt is rebuilt for every request: what it carries is never stacked,
+        # and what must be said once goes in one request (`restate`), not in a ledger.
+        data["per_request"] = True
     project = find_project({}, directory or None)  # $CLAUDE_PROJECT_DIR means nothing to it
     return HookEvent(name=name, data=data, project=project)
 
@@ -225,6 +233,10 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
         accepted.add("plain")
         if outcome.plain:
             body["context"] = [outcome.plain]
+    elif event.name == POST_COMPACT:
+        accepted.add("context")
+        if outcome.context:
+            body["restate"] = [outcome.context]
     elif event.name in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
         accepted.add("context")
         if outcome.context:

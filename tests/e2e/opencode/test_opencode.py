@@ -28,6 +28,7 @@ INSTRUCTIONS_MARKER = "COMPACTION RESILIENCE: this session has active invariants
 SYSTEM_MARKER = "invariants are ACTIVE and NON-NEGOTIABLE"
 COMPACT_MARKER = "ctxward re-injected them after this compaction"
 RESUME_MARKER = "ctxward restored them for this resumed session"
+RESTATE_PREFIX = "The compaction summary lost or altered these"
 DENY_PREFIX = "PROMPT_TOO_LARGE: the ctxward dispatch guard denied this Task call."
 POINTER_PREFIX = "[ctxward C9: pasted block of "
 NOTE_PREFIX = "ctxward dispatch guard: this Task call's input was "
@@ -136,6 +137,21 @@ def test_survival_report_names_kept_and_dropped_rules(compaction):
     assert report["trigger"] == "auto"
     assert [e["rule"] for e in report["survived"]] == compaction.kept, report
     assert [e["rule"] for e in report["missing"]] == compaction.dropped, report
+
+
+def test_the_rules_the_summary_lost_are_restated_once(compaction):
+    """session.compacted -> post-compact's `restate`: in the next request only (issue 17)."""
+    after = only(compaction.first, "text")
+    system = "\n".join(after.texts("system"))
+    assert system.count(RESTATE_PREFIX) == 1, system[:3000]
+    restated = system[system.find(RESTATE_PREFIX) :].split("(ctxward survival report:")[0]
+    assert not missing_from(restated, compaction.dropped), restated
+    assert [rule for rule in compaction.kept if rule in restated] == [], "only the lost ones"
+    later = [r for r in compaction.resumed if r.reply == "text"]
+    assert later and not any(RESTATE_PREFIX in t for r in later for t in r.texts("system")), (
+        "restated again"
+    )
+    assert not (compaction.project / ".ctxward" / "pending").exists(), "a pending file was left"
 
 
 def test_small_dispatch_reaches_the_subagent_untouched(compaction):

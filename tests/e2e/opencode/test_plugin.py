@@ -657,3 +657,16 @@ def test_the_drift_observer_fails_open(drive, fake):
             "ctxward: PostToolUse: boom",
         }
     ]
+
+
+def test_the_rules_a_summary_lost_go_into_the_next_request_once(drive, fake):
+    """post-compact's `restate` (issue 17 item 4): waited for, pushed once, then forgotten."""
+    fake.answer(
+        **{"post-compact": {"stdout": json.dumps({"restate": ["LOST RULES"]}), "sleep": 0.5}}
+    )
+
+    result = drive(compacting(), event("session.compacted"), system(), system(), summary="s")
+
+    systems = [r["output"].get("system") for r in result["results"]]
+    assert systems[2] == ["You are opencode", "LOST RULES"]  # waited for the post-compact call
+    assert systems[3] == ["You are opencode"]

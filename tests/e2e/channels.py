@@ -1,0 +1,94 @@
+"""What each channel carried around one compaction of 180 rules, in the pinned Claude Code CLI.
+
+Run from the repository root after `make e2e` has installed the CLI:
+
+    .venv/bin/python tests/e2e/channels.py
+
+It runs the two scenarios of test_claude_code_compaction.py (a manual /compact with a faithful
+summary, an automatic compaction with a lossy one) against the mock and prints, for each, a
+Markdown table of the channels the model (or the summarizer) read: how many of the 180 rules
+each carried verbatim and how many characters it was. docs/compaction.md shows its output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def _load(name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+harness = _load("e2e_harness", HERE / "harness.py")
+scenario = _load("e2e_compaction", HERE / "test_claude_code_compaction.py")
+RULES: list[str] = scenario.RULES
+
+
+def counted(text: str) -> str:
+    return f"{sum(1 for rule in RULES if rule in text)}/180"
+
+
+def report(box: Any, name: str, prompts: tuple[str, ...], summary: str) -> None:
+    root = Path(tempfile.mkdtemp(prefix="channels-"))
+    project = harness.make_project(root / "p", harness.load_settings_example())
+    before = len(box.requests())
+    done = scenario.run(box, project, summary, prompts)
+    requests = [r for r in box.requests()[before:] if r.path != "/"]
+    (compaction,) = [r for r in requests if r.reply == "compact_summary"]
+    after = done.requests
+    first = after[0]
+    instructions = compaction.texts("user")[-1].partition("Additional Instructions:")[2]
+    kept = scenario.summary_of(first)
+    record = scenario.harness_text(first.messages[0])
+    echo = record[record.find("PreCompact [") :] if "PreCompact [" in record else ""
+    rows = [
+        ("PreCompact instructions (to the summarizer)", instructions),
+        ("the summary the model keeps", kept),
+        ("the /compact record (PreCompact's stdout, echoed)", echo),
+    ]
+    for text in scenario.contexts(first, scenario.SESSION_CONTEXT):
+        label = "SessionStart(compact)" if scenario.COMPACT_LINE in text else "SessionStart(resume)"
+        rows.append((label, text))
+    for text in scenario.contexts(first, scenario.PROMPT_CONTEXT):
+        rows.append(("UserPromptSubmit", text))
+    everything = scenario.request_text(first)
+    print(f"\n### {name}\n")
+    print("| channel | rules verbatim | characters |")
+    print("| --- | ---: | ---: |")
+    for label, text in rows:
+        print(f"| {label} | {counted(text)} | {len(text):,} |")
+    absent = sum(1 for rule in RULES if rule not in everything)
+    extra = sum(1 for rule in RULES if everything.count(rule) - kept.count(rule) > 1)
+    print(f"| **first request after the compaction** | {180 - absent}/180 | |")
+    print(f"\nRules more than once besides the summary: {extra}. ", end="")
+    last = scenario.request_text(after[-1])
+    extra = sum(1 for rule in RULES if last.count(rule) - kept.count(rule) > 1)
+    print(f"In the last resumed turn's request: {extra}.")
+
+
+def main() -> None:
+    isolation = harness.detect_isolation()
+    box = harness.Sandbox(Path(tempfile.mkdtemp(prefix="channels-box-")), isolation)
+    box.start()
+    try:
+        name = "manual /compact, faithful summary (copies what the instructions list)"
+        report(box, name, scenario.MANUAL, scenario.FAITHFUL)
+        name = "auto compaction at a turn's start, lossy summary (10 dropped, 5 altered)"
+        report(box, name, scenario.AUTO, scenario.lossy_summary())
+    finally:
+        box.stop()
+
+
+if __name__ == "__main__":
+    main()
