@@ -21,7 +21,7 @@ from e2e_codex_harness import BIG_INPUT, make_project, read_rules  # loaded by c
 pytestmark = pytest.mark.e2e
 
 SLUG = "e2e-plan"
-LOST_MARKER = "The compaction summary lost these"
+LOST_MARKER = "The compaction summary lost or altered these"
 # What Codex itself prints as `error` items in every run of this suite (not ctxward's).
 CODEX_WARNINGS = ("--dangerously-bypass-hook-trust", "Model metadata for `mock-model`")
 
@@ -92,7 +92,7 @@ def test_the_lost_rules_are_restated_once(scenario):
     after = scenario.turns[1][1]
     restated = [t for t in after.texts("developer") if LOST_MARKER in t]
     assert len(restated) == 1
-    assert f"lost these {len(scenario.dropped)} rules" in restated[0]
+    assert f"lost or altered these {len(scenario.dropped)} rules" in restated[0]
     assert [rule for rule in scenario.dropped if rule not in restated[0]] == []
     assert [rule for rule in scenario.kept if rule in restated[0]] == []
     last = scenario.turns[4][-1]  # the history keeps it; no second restatement was added
@@ -100,7 +100,6 @@ def test_the_lost_rules_are_restated_once(scenario):
     assert not list((scenario.project / ".ctxward" / "pending").glob("*"))
 
 
-@pytest.mark.xfail(strict=True, reason="needs the inject-once ledger from the compaction branch")
 def test_no_stacking_across_three_resumes(scenario):
     rule = scenario.kept[0]
     counts = [copies(turn[-1], rule) for turn in scenario.turns[1:]]
