@@ -32,7 +32,17 @@ from ctxward.trust import revoke, trusted_split
 
 
 class PlanSummary(Value):
-    __slots__ = ("branches", "path", "payload", "rules", "skills", "slug", "trusted")
+    __slots__ = (
+        "branches",
+        "fingerprint",
+        "path",
+        "payload",
+        "rule_fingerprints",
+        "rules",
+        "skills",
+        "slug",
+        "trusted",
+    )
     slug: str
     skills: list[str]
     rules: int
@@ -52,6 +62,8 @@ class PlanSummary(Value):
         payload: str,
         path: str,
         trusted: bool,
+        fingerprint: str,
+        rule_fingerprints: list[str],
     ) -> None:
         self._set(
             slug=slug,
@@ -61,6 +73,8 @@ class PlanSummary(Value):
             payload=payload,
             path=path,
             trusted=trusted,
+            fingerprint=fingerprint,
+            rule_fingerprints=rule_fingerprints,
         )
 
 
