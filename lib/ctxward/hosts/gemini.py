@@ -98,6 +98,10 @@ _ACK_JSON = json.dumps(COMPRESSION_ACK).encode()
 RULES_MARKER = "[ctxward: the rules in force, restated after this session's compression]"
 AFTER_COMPRESSION = "gemini/after_compression.md.j2"
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # past this, only the tail is searched
+# Whether to say the rules is decided here, from RULES_MARKER in the request or the history, and
+# then every rule is said: the session's inject-once ledger (ctxward.ledger) is not consulted. It
+# would count BeforeModel's override, which the history does not keep, as said for good.
+_OWN_DEDUPE = {"per_request": True}
 
 
 def hook_args(event: str) -> list[str]:
@@ -166,7 +170,7 @@ def to_event(
         prompt = payload.get("prompt")
         data["prompt"] = prompt if isinstance(prompt, str) else ""
         if rules_lost(data.get("transcript_path")):
-            data |= {"hook_event_name": "SessionStart", "source": "compact"}
+            data |= {"hook_event_name": "SessionStart", "source": "compact", **_OWN_DEDUPE}
     elif name == BEFORE_MODEL:
         at = summary_index(payload.get("llm_request")) if compressed else None
         if at is None:  # nothing to add: and no pending restatement is taken from here
@@ -175,6 +179,7 @@ def to_event(
             data |= {
                 "hook_event_name": "SessionStart",
                 "source": "compact",
+                **_OWN_DEDUPE,
                 "llm_request": payload["llm_request"],
                 "summary_index": at,
             }
