@@ -481,7 +481,11 @@ def _vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
     label = match.group("label")
     header = match.group(0)
     end_marker = header.replace("BEGIN", "END", 1)
-    end = text.find(end_marker, match.end(), match.end() + _PEM_MAX_BODY)
+    # A block ends before the next one begins: each header's search stops at the next BEGIN, so
+    # a text of headers alone is scanned once, not once per header (64 KB each).
+    start = match.end()
+    following = text.find("BEGIN ", start, start + _PEM_MAX_BODY)
+    end = text.find(end_marker, start, following if following >= 0 else start + _PEM_MAX_BODY)
     if end >= 0:
         stop = end + len(end_marker)
     else:
