@@ -1000,11 +1000,14 @@ def _vet_value(
         trimmed = value.rstrip(",;")
         end -= len(value) - len(trimmed)
         value = trimmed
-        generated = looks_random(value, 12) and any(c.isdigit() for c in value)
         if _regex(_IDENTIFIER).fullmatch(value) and (
-            "." in value or (("_" in value or not at_line_start) and not generated)
+            "." in value
+            or (
+                ("_" in value or not at_line_start)
+                and not (looks_random(value, 12) and any(map(str.isdigit, value)))
+            )
         ):
-            return  # a variable, attribute or constant name
+            return  # a variable, attribute or constant name (not a generated value)
     if not _acceptable(value, kind, quoted=group != "bare"):
         return
     yield start, end, kind
@@ -1099,7 +1102,7 @@ RULES: tuple[Rule, ...] = (
     Rule("aws_access_key_id", _AWS_KEY_ID, False, _vet_aws_key_id, None),  # AKIA, ASIA, ...
     Rule("heroku_v2", _HEROKU_V2, False, _token_vetter("heroku_api_key", 5), "HRKU-"),
     Rule("heroku", _HEROKU, True, _vet_heroku, "heroku"),
-    Rule("jwt", _JWT, False, _vet_jwt, "eyJ", _jwt_matches),
+    Rule("jwt", _JWT, False, _vet_jwt, ".eyJ", _jwt_matches),  # `eyJ` is in base64 images
     Rule("url", _URL_CREDENTIALS, False, _vet_url, "://"),
     Rule("bearer", _BEARER, True, _vet_bearer, "bearer"),
     Rule("authorization", _AUTHORIZATION, True, _vet_authorization, "authorization"),
