@@ -925,6 +925,8 @@ def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tupl
     kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
     if kind is None or text.startswith("://", key_start - 3):
         return  # (a URL's user name: its password is the url rule's, without the host after @)
+    if _hopeless(match, text):
+        return
     floor = max(0, key_start - 200)
     newline = text.rfind("\n", floor, key_start)
     escaped = text.rfind("\\n", floor, key_start)  # a line break inside JSON-encoded text
@@ -937,6 +939,24 @@ def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tupl
         kind = kind if kind == "aws_secret_access_key" else "env_export"
         prefix = ""
     yield from _vet_value(match, text, kind, at_line_start=prefix in _LINE_PREFIXES)
+
+
+# A bare value that starts so is refused by `_vet_value` wherever it stands (trimmed or not, it
+# keeps that start, a mark of `is_placeholder`, or `$(` stops it as a call).
+_NEVER_BARE = ("${", "$(", "****")
+
+
+def _hopeless(match: re.Match[str], text: str) -> bool:
+    """True for a value `_vet_value` refuses whatever the line before it holds: a reference, a
+    mask, a call, a quoted placeholder. Looked at before that line is (`${VAR}`, `****` and
+    `get_token()` are the common case of a key word followed by a value)."""
+    group = match.lastgroup
+    if group == "bare":
+        value = text[match.start(group) : match.end(group)]
+        return value.startswith(_NEVER_BARE) or _regex(_CALL).match(value) is not None
+    if group in ("double", "single", "back"):
+        return is_placeholder(text[match.start(group) : match.end(group)])
+    return False
 
 
 def _flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
