@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scrubber throughput on 1 MB inputs: ctxward.scrub, a plain `re` baseline, detect-secrets.
 
-    .venv/bin/python bench/scrub_throughput.py [--runs 7] [--size 1048576]
+    .venv/bin/python bench/scrub_throughput.py [--runs 7] [--size 1048576] [--against FILE]
 
 Three inputs, all generated here (fake secrets only, built from pieces):
 - "dense": one secret every ~150 bytes (issue 15's case: a log or a dump full of credentials),
@@ -10,12 +10,14 @@ Three inputs, all generated here (fake secrets only, built from pieces):
   images, with a few secrets of several kinds scattered through it (one per ~100 KB);
 - "clean": the same kind of text without secrets.
 Each figure is the median of --runs runs, in CPU time (the scrubber is single-threaded: on an idle
-machine that is its wall time; on a shared one, it leaves out the other processes). The baseline
+machine that is its wall time; on a shared one, it leaves out the other processes), the
+scrubbers timed in turn within each run, so that load weighs on all alike. The baseline
 is a naive 15-regex scrubber (one `re` per type, no allowlist): the ratio ctxward / baseline
 says how much of the cost is the vetting that keeps precision. detect-secrets 1.5.0 (a dev
 dependency: `pip install -e .[dev]`) runs its default plugins line by line through its public
 `scan_line` on the first 64 KB of each input, once (it is ~500x slower); the bench says so and
-goes on when it is missing. Issue 15's targets: >= 20 MB/s on dense text, >= 30 MB/s on clean.
+goes on when it is missing. `--against FILE` times another scrub.py the same way (main's, to
+see what a change costs). Issue 15's targets: >= 20 MB/s on dense text, >= 30 MB/s on clean.
 """
 
 from __future__ import annotations
@@ -224,13 +226,31 @@ def naive_scrub(text: str) -> str:
     return text
 
 
-def median_mb_per_s(function: Callable[[str], object], text: str, runs: int) -> float:
-    timings = []
+def median_mb_per_s(functions: list[Callable[[str], object]], text: str, runs: int) -> list[float]:
+    """Each function's median MB/s over `runs` runs, the functions timed in turn within each
+    run (on a shared machine, a burst of load then weighs on all of them alike)."""
+    timings: list[list[float]] = [[] for _ in functions]
     for _ in range(runs):  # CPU time: the machine is shared, and the scrubber is one thread
-        start = time.process_time()
-        function(text)
-        timings.append(time.process_time() - start)
-    return len(text.encode("utf-8")) / statistics.median(timings) / 1e6
+        for function, spent in zip(functions, timings, strict=True):
+            start = time.process_time()
+            function(text)
+            spent.append(time.process_time() - start)
+    size = len(text.encode("utf-8"))
+    return [size / statistics.median(spent) / 1e6 for spent in timings]
+
+
+def load_scrub(path: str) -> Callable[[str], object]:
+    """`scrub` of another version of the scrubber, from its file alone (for `--against`:
+    `git show main:lib/ctxward/scrub.py > /tmp/scrub_main.py`; it must need no sibling module)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scrub_against", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--against: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    function: Callable[[str], object] = module.scrub
+    return function
 
 
 def detect_secrets_mb_per_s(text: str) -> float | None:
@@ -255,19 +275,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--size", type=int, default=1 << 20)
+    parser.add_argument(
+        "--against",
+        metavar="SCRUB_PY",
+        help="another scrub.py (e.g. main's) timed in turn with this one: its MB/s and the ratio",
+    )
     args = parser.parse_args()
+    against = load_scrub(args.against) if args.against else None
     inputs = (
         ("dense (1 per ~150 B)", dense_corpus(args.size), 20.0),
         ("mixed (with secrets)", corpus(args.size, secrets=True), 20.0),
         ("clean (no secrets)", corpus(args.size, secrets=False), 30.0),
     )
     rows = []
+    compared = []
     for name, text, target in inputs:
-        ours = median_mb_per_s(scrub, text, args.runs)
-        naive = median_mb_per_s(naive_scrub, text, args.runs)
+        functions: list[Callable[[str], object]] = [scrub, naive_scrub]
+        if against is not None:
+            functions.append(against)
+        ours, naive, *theirs = median_mb_per_s(functions, text, args.runs)
         other = detect_secrets_mb_per_s(text[:DETECT_SECRETS_BYTES])
         found = len(scrub(text)[1])
         rows.append((name, ours, naive, other, found, target))
+        if theirs:
+            compared.append((name, ours, theirs[0]))
     print(f"scrub throughput on {args.size / 2**20:.1f} MiB inputs, median of {args.runs} runs")
     print(
         f"{'input':<22} {'ctxward MB/s':>13} {'re MB/s':>8} {'ratio':>6} "
@@ -287,6 +318,8 @@ def main() -> int:
         )
     if missing:
         print("detect-secrets is not installed (pip install -e .[dev]): its columns are empty")
+    for name, ours, theirs in compared:
+        print(f"{name:<22} against {args.against}: {theirs:.1f} MB/s, ratio {ours / theirs:.2f}x")
     return 0
 
 

@@ -419,7 +419,7 @@ def rules(scrub_module: object) -> tuple[_s.Rule, ...]:
         Rule("url_token", _URL_TOKEN, False, _vet_url_token, "://"),
         Rule("url_password_special", _URL_USER, False, _vet_url_special, "://"),
         Rule("cli_password_flag", _FLAG, False, _vet_cli_password, "-"),
-        Rule("netrc_lines", _NETRC_LINES, True, _vet_netrc, "password"),
+        Rule("netrc_lines", _NETRC_LINES, True, _vet_netrc, "machine"),
         Rule("name_value_fields", _VALUE_FIELD, True, _vet_value_field, "value"),
         Rule("xml_name_value", _XML_PAIR, True, _vet_xml_pair, "<value>"),
         Rule("base64_pem", _B64_PEM, False, _vet_b64_pem, "LS0tLS1CRUdJTi"),
