@@ -208,8 +208,9 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
         if name == SESSION_START:
             data["source"] = _choice(plugin, "source", SOURCES, hook, default="startup")
     if name in (SESSION_START, POST_COMPACT):
-        # The system prompt is rebuilt for every request: what it carries is never stacked,
-        # and what must be said once goes in one request (`restate`), not in a ledger.
+        # The system prompt is rebuilt for every request: what it carries is never stacked. It
+        # states what the segment's summary lacks (post-compact records what it kept in the
+        # ledger); what does not fit goes in the next request once (`restate`).
         data["per_request"] = True
     project = find_project({}, directory or None)  # $CLAUDE_PROJECT_DIR means nothing to it
     return HookEvent(name=name, data=data, project=project)
@@ -245,7 +246,12 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
         accepted.add("context")
         if outcome.context:
             body["system"] = [outcome.context]
-        body["watch"] = [str(path) for path in watched_paths(event.project)]
+        watch = watched_paths(event.project)
+        if event.session_id:  # what the summary kept (post-compact writes it: ctxward.ledger)
+            from ctxward.ledger import path_of
+
+            watch.append(path_of(event.project, event.session_id))
+        body["watch"] = [str(path) for path in watch]
     unused = [name for name in _set_fields(outcome) if name not in accepted]
     if unused:
         raise ValueError(f"{event.name} for OpenCode has no use for {', '.join(unused)}")
