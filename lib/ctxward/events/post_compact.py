@@ -4,8 +4,9 @@ PostCompact's output reaches neither the model nor (after an auto compaction) th
 handler prints nothing for Claude Code. For OpenCode (`per_request`, hosts/opencode.py) it
 records in the ledger which rules the summary kept (the system prompt of each later request
 states the others), and its answer restates, in the next request once, the lost and altered
-rules that the system prompt has no room for. Its effects: the report under .ctxward/compactions/, and the rules the
-summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
+rules that the system prompt has no room for. Its effects: the report under
+.ctxward/compactions/, and (Claude Code, Codex) the rules the summary lost, left in
+.ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
 Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
 One report per compaction, however many wirings run the hook (ctxward.once).
 """
