@@ -8,11 +8,15 @@ fit in 9,000 characters, in the summarizer's prompt), the system prompt of every
 ledger, within 9,000 characters), and, in the next request only, the lost or altered rules the
 system prompt has no room for (post-compact's `restate`). Each scenario is one `opencode run`
 that auto-compacts after a dispatch (as in test_opencode.py), then `opencode run --session ID`
-in a new process. Checked in the requests the mock received:
+in a new process; the manual one runs in `opencode serve` (one process, as the TUI), whose
+`POST /session/ID/summarize` is what /compact does (`opencode run` cannot compact by hand).
+Checked in the requests the mock received:
 
 - **faithful**: the summarizer copies the rules the instructions list (122): the system prompt
   states the other 58; 180/180 verbatim in the first request after the compaction and in the
   reopened session's, no rule twice except where the summary is the second copy.
+- **manual**: the same faithful summarizer, a manual compaction, then two turns: 180/180 and
+  none twice in both (the report says `manual`).
 - **lossy**: the summary keeps 165, alters 5 (a qualifier appended), drops 10: the system prompt
   states exactly those 15, and the report grades them; 180/180, none twice.
 - **empty**: the summary keeps no rule: the system prompt states the first ~110 and the one-time
@@ -123,6 +127,25 @@ def run(box: Any, root: Path, summary: str) -> Run:
     return Run(project, compaction, after, resumed)
 
 
+def run_manual(box: Any, root: Path, summary: str) -> Run:
+    """The same plans in one `opencode serve` (one process, as the TUI): a turn, a manual
+    compaction (what /compact does), then two more turns attached to it."""
+    project = box.make_project(root)
+    scenario.make_plans(box, project)
+    box.summary_file.write_text(summary, encoding="utf-8")
+    start = box.request_count()
+    with box.serve(project) as url:
+        sid = box.opencode("--attach", url, "hello", cwd=project).check().session_id
+        box.summarize(project, url, sid)
+        box.opencode("--attach", url, "--session", sid, "after compact", cwd=project).check()
+        box.opencode("--attach", url, "--session", sid, "again", cwd=project).check()
+    requests = [r for r in box.requests(start) if r.path != "/v1/models"]
+    assert [r.reply for r in requests] == ["title", "text", "compaction", "text", "text"], [
+        r.reply for r in requests
+    ]
+    return Run(project, requests[2], requests[3], requests[4])
+
+
 def assert_every_rule_once(request: Any, summary: str) -> None:
     text = request_text(request)
     absent = [r for r in RULES if r not in text]
@@ -138,6 +161,11 @@ def listed(text: str) -> set[str]:
 @pytest.fixture(scope="module")
 def faithful(oc_sandbox: Any, tmp_path_factory: pytest.TempPathFactory) -> Run:
     return run(oc_sandbox, tmp_path_factory.mktemp("oc-faithful") / "p", scenario.FAITHFUL)
+
+
+@pytest.fixture(scope="module")
+def manual(oc_sandbox: Any, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return run_manual(oc_sandbox, tmp_path_factory.mktemp("oc-manual") / "p", scenario.FAITHFUL)
 
 
 @pytest.fixture(scope="module")
@@ -166,6 +194,21 @@ def test_faithful_first_request_after_compaction_has_all_180_rules_once(faithful
 
 def test_faithful_reopened_session_has_all_180_rules_once(faithful: Run) -> None:
     assert_every_rule_once(faithful.resumed, faithful.summary(faithful.resumed))
+
+
+def test_manual_compaction_first_request_has_all_180_rules_once(manual: Run) -> None:
+    kept = listed(manual.summary(manual.first) + "\n")
+    assert 0 < len(kept) < 180
+    assert listed(system_prompt(manual.first)) == set(RULES) - kept
+    assert "after compact" in manual.first.texts("user")[-1]
+    assert_every_rule_once(manual.first, manual.summary(manual.first))
+
+
+def test_manual_compaction_next_turn_adds_no_copy(manual: Run) -> None:
+    assert "again" in manual.resumed.texts("user")[-1]
+    assert_every_rule_once(manual.resumed, manual.summary(manual.resumed))
+    (path,) = sorted((manual.project / ".ctxward" / "compactions").glob("*.json"))
+    assert json.loads(path.read_text(encoding="utf-8"))["trigger"] == "manual"
 
 
 def test_lossy_summary_gets_exactly_its_lost_and_altered_rules_stated(lossy: Run) -> None:
