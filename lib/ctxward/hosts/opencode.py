@@ -80,15 +80,20 @@ Empty stdout: nothing to do. Otherwise one JSON object; the plugin applies each 
 - `context` (experimental.session.compacting): strings pushed onto `output.context`, which
   OpenCode appends to the summarizer's prompt (or appended to `output.prompt` when another
   plugin has replaced the prompt, since OpenCode then ignores `output.context`).
-- `system` (experimental.chat.system.transform): strings pushed onto `output.system`; each is
-  a system message of the request. The system prompt is rebuilt for every request, so what is
-  put there is present after every compaction.
-- `watch` (experimental.chat.system.transform): absolute paths the answer depends on. The
-  plugin reuses the answer, without starting ctxward, until one of them changes (mtime, size).
+- `system` (experimental.chat.system.transform): strings pushed onto `output.system` (1.18.33
+  sends OpenCode's own system prompt as one system message and the plugin's strings joined as
+  a second). The system prompt is rebuilt for every request, so what is put there is present
+  in every request after a compaction: the rules the summary of this segment lacks (what it
+  kept is in the session's ledger, `ctxward.ledger`, written by post-compact), or every rule
+  when there is no ledger (no compaction seen, or its summary could not be read).
+- `watch` (experimental.chat.system.transform): absolute paths the answer depends on (the
+  session's ledger among them). The plugin reuses the answer, per session after a compaction
+  or on resume, without starting ctxward, until one of them changes (mtime, size, inode).
 - `restate` (event session.compacted): strings for the session's next request, once, as system
-  messages: the rules the summary lost or altered (graded by `ctxward.verdicts`). The plugin
-  holds them until that request (experimental.chat.system.transform waits for the post-compact
-  call still running) and then forgets them; nothing is left on disk.
+  messages: the rules the summary lost or altered (graded by `ctxward.verdicts`) that the
+  system prompt has no room for (so no rule is in both). The plugin holds them until that
+  request (experimental.chat.system.transform waits for the post-compact call still running)
+  and then forgets them; nothing is left on disk.
 - `notice`: for the user, not the model; the plugin logs it (service "ctxward").
 
 Exit codes and failures
