@@ -18,11 +18,12 @@
 // - experimental.session.compacting: the invariants' instructions go into `output.context`,
 //   which OpenCode appends to the summarizer's prompt.
 // - experimental.chat.system.transform: after a compaction (and in a session reopened from an
-//   earlier process) the active invariants are a system message of every request. The answer
-//   is cached until one of the files ctxward names in `watch` changes, so a request costs a few
-//   stat() calls, not a Python start.
-// - event session.compacted: the summary is read back and ctxward writes its survival report;
-//   the rules it lost or altered (ctxward's `restate`) go into the session's next request, once.
+//   earlier process) the active invariants the summary lacks are a system message of every
+//   request. The answer is cached per session until one of the files ctxward names in `watch`
+//   changes, so a request costs a few stat() calls, not a Python start.
+// - event session.compacted: the summary is read back and ctxward writes its survival report
+//   and what the summary kept; the lost or altered rules that the system message has no room
+//   for (ctxward's `restate`) go into the session's next request, once.
 // - tool.execute.after (every tool) and event message.part.updated (a tool part that errored):
 //   the drift observer (seed 002). Each call is handed to ctxward without delaying the tool
 //   (not awaited; one session's calls in order); when a stuck pattern starts, ctxward answers
@@ -59,7 +60,7 @@ const PLUGIN_FILE = (() => {
 const TIMEOUT_MS = Number(process.env.CTXWARD_HOOK_TIMEOUT_MS) || 30000
 const SYSTEM_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
 const OBSERVE_TIMEOUT_MS = Math.min(TIMEOUT_MS, 10000)
-const MAX_REMEMBERED = 1024 // failed tool parts remembered, so that each is observed once
+const MAX_REMEMBERED = 1024 // failed tool parts (and sessions' system answers) remembered
 const DISPATCH_TOOLS = new Set(["task"])
 const GUARD_KEYS = new Set(["deny", "args", "note", "notice"])
 const MAX_OUTPUT = 16 * 1024 * 1024
@@ -196,7 +197,7 @@ export default {
     const compacted = new Set() // sessions this process saw compacted
     const autoCompacting = new Set() // sessions whose compaction was automatic
     const notes = new Map() // callID -> text for the model, appended to the task's result
-    const systemAnswers = new Map() // source -> {system, watch, key}
+    const systemAnswers = new Map() // source (and sessionID) -> {system, watch, key}
     const pending = new Set() // post-compact work and observations still running (awaited on dispose)
     const logged = new Set()
     const quiet = new Map() // sessionID -> tool calls since the model's last text part
@@ -368,7 +369,10 @@ export default {
           : created.has(sessionID)
             ? "startup"
             : "resume"
-        let answer = systemAnswers.get(source)
+        // After a compaction (or on resume) the answer is the session's own: the rules its
+        // summary lacks (ctxward's ledger of the session is one of the watched files).
+        const cacheKey = source === "startup" ? source : `${source}:${sessionID}`
+        let answer = systemAnswers.get(cacheKey)
         if (!answer || fingerprint(answer.watch) !== answer.key) {
           const result = await call(
             "session-start",
@@ -383,7 +387,8 @@ export default {
           }
           const watch = strings(result.answer.watch)
           answer = { system: strings(result.answer.system), watch, key: fingerprint(watch) }
-          if (watch.length) systemAnswers.set(source, answer)
+          if (systemAnswers.size >= MAX_REMEMBERED) systemAnswers.clear()
+          if (watch.length) systemAnswers.set(cacheKey, answer)
           if (typeof result.answer.notice === "string") log("info", result.answer.notice)
         }
         output.system.push(...answer.system)

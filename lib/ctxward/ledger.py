@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from ctxward.project import Project
 from ctxward.sessionfiles import safe_id
@@ -60,13 +61,18 @@ class Said:
         return self.shown | self.kept
 
 
+def path_of(project: Project, session_id: str) -> Path:
+    """The session's ledger file (`safe_id` hashes an id that is not a plain name)."""
+    return project.state_dir / LEDGER_DIRNAME / f"{safe_id(session_id)}.json"
+
+
 def read(project: Project, session_id: str) -> Said:
     """The session's ledger; empty without a session id, or for a file ctxward did not seal."""
     if not session_id:
         return Said()
     from ctxward.fsutil import read_regular
 
-    path = project.state_dir / LEDGER_DIRNAME / f"{safe_id(session_id)}.json"
+    path = path_of(project, session_id)
     try:
         entry = json.loads(read_regular(path, limit=4 * 1024 * 1024).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
@@ -102,7 +108,7 @@ def _write(project: Project, session_id: str, said: Said) -> None:
         "resumed_at": said.resumed_at,
     }
     body["seal"] = seal(_sealed_bytes(body))
-    path = project.state_dir / LEDGER_DIRNAME / f"{safe_id(session_id)}.json"
+    path = path_of(project, session_id)
     atomic_write(path, json.dumps(body, indent=1) + "\n")
 
 
@@ -113,7 +119,7 @@ def _update(project: Project, session_id: str, change: Callable[[Said], None]) -
     from ctxward.errors import CtxwardError
     from ctxward.fsutil import locked
 
-    path = project.state_dir / LEDGER_DIRNAME / f"{safe_id(session_id)}.json"
+    path = path_of(project, session_id)
     with contextlib.suppress(OSError, CtxwardError), locked(path, project.locks_dir):
         said = read(project, session_id)
         change(said)

@@ -1,10 +1,12 @@
 """PostCompact: check which active invariants the summary carried, and write a survival report.
 
 PostCompact's output reaches neither the model nor (after an auto compaction) the user, so this
-handler prints nothing for Claude Code. For OpenCode (`per_request`, hosts/opencode.py) its
-answer is the restatement of the lost and altered rules, which the plugin puts in the next
-request once. Its effects: the report under .ctxward/compactions/, and the rules the
-summary lost, left in .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
+handler prints nothing for Claude Code. For OpenCode (`per_request`, hosts/opencode.py) it
+records in the ledger which rules the summary kept (the system prompt of each later request
+states the others), and its answer restates, in the next request once, the lost and altered
+rules that the system prompt has no room for. Its effects: the report under
+.ctxward/compactions/, and (Claude Code, Codex) the rules the summary lost, left in
+.ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
 Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
 One report per compaction, however many wirings run the hook (ctxward.once).
 """
@@ -20,7 +22,7 @@ from ctxward.invariants import Plan, RuleRef, all_rules, plans_for_the_model
 
 def handle(event: HookEvent) -> Outcome:
     # A broken plan was named at PreCompact already, an untrusted one at SessionStart.
-    plans = plans_for_the_model(event.project)[0]
+    plans, _untrusted, unreadable = plans_for_the_model(event.project)
     rules = all_rules(plans)
     if rules:
         from ctxward.config import load
@@ -48,7 +50,7 @@ def handle(event: HookEvent) -> Outcome:
                 verdicts=verdicts,
             )
             if event.data.get("per_request"):  # OpenCode: the plugin restates it, once (below)
-                return _restatement(event, plans, missing, report)
+                return _restatement(event, plans, unreadable, missing, report)
             _remember_lost(event, plans, missing, report)
         except OSError as exc:  # a full disk, a read-only folder: one line, not a bug
             raise CtxwardError(
@@ -59,22 +61,41 @@ def handle(event: HookEvent) -> Outcome:
 
 
 def _restatement(
-    event: HookEvent, plans: list[Plan], missing: list[RuleRef], report: Path
+    event: HookEvent,
+    plans: list[Plan],
+    unreadable: list[str],
+    missing: list[RuleRef],
+    report: Path,
 ) -> Outcome:
-    """OpenCode has no prompt hook: the answer carries the restatement, which the plugin puts
-    in the session's next request, once (hosts/opencode.py); no pending file is left."""
+    """OpenCode: the system prompt of every request of this segment states the rules the
+    summary lacks (SessionStart reads what it kept from the ledger), within the injection limit;
+    the answer's `restate` holds, for the session's next request only, the lost and altered
+    rules that did not fit there. No rule is in both; no pending file is left."""
+    from ctxward import ledger
+    from ctxward.config import load
+    from ctxward.events.session_start import rules_text
+    from ctxward.pending import render_lost
+    from ctxward.rulesets import fingerprints, unique, without
+
+    plans = unique(plans)
+    lacking = {ref.fingerprint for ref in missing}
+    kept = {ref.fingerprint for ref in all_rules(plans)} - lacking
+    ledger.summary_kept(event.project, event.session_id, kept)
     if not missing:
         return NOTHING
-    from ctxward.pending import render_lost
-    from ctxward.rulesets import unique
-
+    todo = without(plans, kept)
+    limit = load(event.project).injection.limit_chars
+    system = rules_text(event.project, plans, todo, unreadable, "compact", limit)[1]
+    shown = set(fingerprints(system))
     seen: set[str] = set()
-    todo = []
+    rest = []
     for ref in missing:
-        if ref.fingerprint not in seen:
+        if ref.fingerprint not in shown and ref.fingerprint not in seen:
             seen.add(ref.fingerprint)
-            todo.append(ref)
-    return Outcome(context=render_lost(event.project, unique(plans), todo, report=report)[0])
+            rest.append(ref)
+    if not rest:
+        return NOTHING
+    return Outcome(context=render_lost(event.project, plans, rest, report=report)[0])
 
 
 def _remember_lost(

@@ -15,8 +15,11 @@ resumes or is compacted: the moments their rules would have been given, not ever
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import plans_for_the_model
+from ctxward.invariants import Plan, RuleRef, plans_for_the_model
+from ctxward.project import Project
 from ctxward.sessionfiles import summary_path
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
@@ -47,35 +50,23 @@ def handle(event: HookEvent) -> Outcome:
         return Outcome(notice=notice) if notice else NOTHING
     from ctxward import ledger
     from ctxward.config import load
-    from ctxward.offload import render_rules_shown
     from ctxward.rulesets import fingerprints, unique, without
 
     limit = load(event.project).injection.limit_chars
     plans = unique(plans)
-    # What the model has already in this context segment is not said again (ctxward.ledger);
-    # OpenCode rebuilds the system prompt for every request: there, every rule, every time.
-    said = (
-        ledger.Said()
-        if event.data.get("per_request")
-        else ledger.read(event.project, event.session_id)
-    )
-    todo = without(plans, said.known)
-    already = sum(plan.rule_count for plan in plans) - sum(plan.rule_count for plan in todo)
+    # What the model has already in this context segment is not said again (ctxward.ledger).
+    # OpenCode rebuilds the system prompt for every request: there, every rule the summary of
+    # this segment does not carry, in every request (`per_request_rules`).
+    per_request = bool(event.data.get("per_request"))
+    said = ledger.read(event.project, event.session_id)
+    todo = without(plans, said.kept if per_request else said.known)
     text = ""
     if todo or unreadable:
-        text, shown = render_rules_shown(
-            event.project,
-            "session_start_context.md.j2",
-            todo,
-            limit,
-            source=source,
-            unreadable=unreadable,
-            already=already,
-        )
-        if not event.data.get("per_request"):
+        text, shown = rules_text(event.project, plans, todo, unreadable, source, limit)
+        if not per_request:
             resumed = event.text("transcript_path") if source == "resume" else None
             ledger.record(event.project, event.session_id, fingerprints(shown), resumed_in=resumed)
-    elif source == "resume" and not event.data.get("per_request"):
+    elif source == "resume" and not per_request:
         ledger.record(event.project, event.session_id, (), resumed_in=event.text("transcript_path"))
     if recover:  # seed 001 recovery: after the invariants, in what room they leave
         from ctxward.sessions import with_recovery
@@ -84,3 +75,28 @@ def handle(event: HookEvent) -> Outcome:
     if not text and not notice:
         return NOTHING
     return Outcome(context=text or None, notice=notice)
+
+
+def rules_text(
+    project: Project,
+    plans: Sequence[Plan],
+    todo: Sequence[Plan],
+    unreadable: Sequence[str],
+    source: str,
+    limit: int,
+) -> tuple[str, list[RuleRef]]:
+    """SessionStart's text of `todo` (the rules of `plans` still to say), within `limit`, and
+    the rules it shows in full. Also what OpenCode's post-compact counts on the system prompt
+    to carry, so that its one-time restatement holds only the rest (events/post_compact.py)."""
+    from ctxward.offload import render_rules_shown
+
+    already = sum(plan.rule_count for plan in plans) - sum(plan.rule_count for plan in todo)
+    return render_rules_shown(
+        project,
+        "session_start_context.md.j2",
+        todo,
+        limit,
+        source=source,
+        unreadable=unreadable,
+        already=already,
+    )

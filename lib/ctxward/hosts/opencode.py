@@ -80,15 +80,20 @@ Empty stdout: nothing to do. Otherwise one JSON object; the plugin applies each 
 - `context` (experimental.session.compacting): strings pushed onto `output.context`, which
   OpenCode appends to the summarizer's prompt (or appended to `output.prompt` when another
   plugin has replaced the prompt, since OpenCode then ignores `output.context`).
-- `system` (experimental.chat.system.transform): strings pushed onto `output.system`; each is
-  a system message of the request. The system prompt is rebuilt for every request, so what is
-  put there is present after every compaction.
-- `watch` (experimental.chat.system.transform): absolute paths the answer depends on. The
-  plugin reuses the answer, without starting ctxward, until one of them changes (mtime, size).
+- `system` (experimental.chat.system.transform): strings pushed onto `output.system` (1.18.33
+  sends OpenCode's own system prompt as one system message and the plugin's strings joined as
+  a second). The system prompt is rebuilt for every request, so what is put there is present
+  in every request after a compaction: the rules the summary of this segment lacks (what it
+  kept is in the session's ledger, `ctxward.ledger`, written by post-compact), or every rule
+  when there is no ledger (no compaction seen, or its summary could not be read).
+- `watch` (experimental.chat.system.transform): absolute paths the answer depends on (the
+  session's ledger among them). The plugin reuses the answer, per session after a compaction
+  or on resume, without starting ctxward, until one of them changes (mtime, size, inode).
 - `restate` (event session.compacted): strings for the session's next request, once, as system
-  messages: the rules the summary lost or altered (graded by `ctxward.verdicts`). The plugin
-  holds them until that request (experimental.chat.system.transform waits for the post-compact
-  call still running) and then forgets them; nothing is left on disk.
+  messages: the rules the summary lost or altered (graded by `ctxward.verdicts`) that the
+  system prompt has no room for (so no rule is in both). The plugin holds them until that
+  request (experimental.chat.system.transform waits for the post-compact call still running)
+  and then forgets them; nothing is left on disk.
 - `notice`: for the user, not the model; the plugin logs it (service "ctxward").
 
 Exit codes and failures
@@ -208,8 +213,9 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
         if name == SESSION_START:
             data["source"] = _choice(plugin, "source", SOURCES, hook, default="startup")
     if name in (SESSION_START, POST_COMPACT):
-        # The system prompt is rebuilt for every request: what it carries is never stacked,
-        # and what must be said once goes in one request (`restate`), not in a ledger.
+        # The system prompt is rebuilt for every request: what it carries is never stacked. It
+        # states what the segment's summary lacks (post-compact records what it kept in the
+        # ledger); what does not fit goes in the next request once (`restate`).
         data["per_request"] = True
     project = find_project({}, directory or None)  # $CLAUDE_PROJECT_DIR means nothing to it
     return HookEvent(name=name, data=data, project=project)
@@ -245,7 +251,12 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
         accepted.add("context")
         if outcome.context:
             body["system"] = [outcome.context]
-        body["watch"] = [str(path) for path in watched_paths(event.project)]
+        watch = watched_paths(event.project)
+        if event.session_id:  # what the summary kept (post-compact writes it: ctxward.ledger)
+            from ctxward.ledger import path_of
+
+            watch.append(path_of(event.project, event.session_id))
+        body["watch"] = [str(path) for path in watch]
     unused = [name for name in _set_fields(outcome) if name not in accepted]
     if unused:
         raise ValueError(f"{event.name} for OpenCode has no use for {', '.join(unused)}")

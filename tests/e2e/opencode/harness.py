@@ -17,6 +17,7 @@ Facts this relies on (seen with OpenCode 1.18.33 driven headless against a mock)
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +48,7 @@ OPENCODE_ENV = {
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
 }
 MODEL = "mock/mock-model"
+SERVE_PORT = 4999  # `opencode serve` (Sandbox.serve): the namespace has nothing else but the mock
 
 
 def _claude_harness() -> Any:
@@ -212,6 +215,67 @@ class Sandbox:
         runs = sorted(home_of(cwd).glob("run-*.log"))
         (home_of(cwd) / f"run-{len(runs) + 1}.log").write_text(done.stderr, encoding="utf-8")
         return Run(args, done.returncode, done.stdout, done.stderr, seconds)
+
+    @contextlib.contextmanager
+    def serve(self, project: Path) -> Iterator[str]:
+        """`opencode serve` in the project, in the namespace; yields its URL. Runs attached to
+        it (`opencode(... "--attach", url)`) share one OpenCode process, and so one plugin, as
+        the TUI's turns do."""
+        assert self._mock is not None, "start() the sandbox first"
+        port = SERVE_PORT if self.port != SERVE_PORT else SERVE_PORT + 1
+        url = f"http://127.0.0.1:{port}"
+        log = (home_of(project) / "serve.log").open("wb")
+        command = [str(self.binary), "serve", "--port", str(port), "--print-logs"]
+        server = subprocess.Popen(
+            [*self.isolation.join_prefix(self._mock.pid), *command],
+            cwd=project,
+            env=self.env(home_of(project), project),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            self._wait_for(project, port, 60)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=30)
+            log.close()
+
+    def summarize(self, project: Path, url: str, session_id: str) -> None:
+        """A manual compaction, as the TUI's /compact makes it (`opencode run` has none)."""
+        body = json.dumps({"providerID": "mock", "modelID": MODEL.split("/")[1]})
+        script = (
+            "import sys, urllib.request\n"
+            "headers = {'Content-Type': 'application/json'}\n"
+            "request = urllib.request.Request(sys.argv[1], sys.argv[2].encode(), headers)\n"
+            f"urllib.request.urlopen(request, timeout={RUN_TIMEOUT}).read()\n"
+        )
+        done = self.run(
+            ["python3", "-c", script, f"{url}/session/{session_id}/summarize", body], project
+        )
+        assert done.returncode == 0, f"summarize failed:\n{done.stderr[-2000:]}"
+
+    def _wait_for(self, project: Path, port: int, seconds: int) -> None:
+        """Until something listens on the port, inside the namespace."""
+        script = (
+            "import socket, sys, time\n"
+            "end = time.monotonic() + float(sys.argv[2])\n"
+            "while True:\n"
+            "    try:\n"
+            "        socket.create_connection(('127.0.0.1', int(sys.argv[1])), 2).close()\n"
+            "        break\n"
+            "    except OSError:\n"
+            "        if time.monotonic() > end:\n"
+            "            raise\n"
+            "        time.sleep(0.2)\n"
+        )
+        done = self.run(["python3", "-c", script, str(port), str(seconds)], project)
+        assert done.returncode == 0, f"nothing listens on {port}:\n{done.stderr[-2000:]}"
 
     def requests(self, since: int = 0) -> list[Request]:
         """Every request the mock has logged, in arrival order, from number `since` on."""

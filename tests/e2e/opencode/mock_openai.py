@@ -12,7 +12,9 @@ that matches wins:
     No tools offered and the system prompt is OpenCode's title generator. Reply a short title.
 ``compaction``
     No tools offered otherwise: OpenCode's summarizer. The reply is ``MOCK-SUMMARY`` followed by
-    the text of ``--summary-file``, read at request time.
+    the text of ``--summary-file``, read at request time; ``E2E_COPY_RULES`` in it is replaced
+    by the rule lines (``  - <rule>``) of ctxward's instructions in the last user message, as
+    ``- <rule>`` (a faithful summarizer).
 ``subagent``
     The first user message contains ``E2E_SUBAGENT_TASK``, which every prompt this mock
     dispatches starts with: a sub-agent's own request. Reply ``DONE``.
@@ -52,6 +54,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 TITLE_MARKER = "title generator"
+COPY_RULES = "E2E_COPY_RULES"  # in the summary file: replaced by the rules ctxward listed
+INSTRUCTIONS_MARKER = "COMPACTION RESILIENCE: this session has active invariants"
 SUBAGENT_MARKER = "E2E_SUBAGENT_TASK"
 DISPATCH = re.compile(r"E2E_DISPATCH_(BYTES|PASTE)=(\d+)")
 READ = re.compile(r"E2E_READ=(\S+)")
@@ -94,6 +98,10 @@ def choose_reply(body: dict[str, Any], summary: str, ids: itertools.count[int]) 
     if not tools and TITLE_MARKER in system:
         return Reply("title", "E2E session", None, DEFAULT_PROMPT_TOKENS)
     if not tools:
+        if COPY_RULES in summary:  # a faithful summarizer: every rule ctxward's context lists
+            _, _, listed = text_of(users[-1] if users else {}).partition(INSTRUCTIONS_MARKER)
+            rules = [line.strip() for line in listed.splitlines() if line.startswith("  - ")]
+            summary = summary.replace(COPY_RULES, "\n".join(rules))
         return Reply("compaction", f"MOCK-SUMMARY\n{summary}".rstrip(), None, DEFAULT_PROMPT_TOKENS)
     if SUBAGENT_MARKER in first:
         return Reply("subagent", "DONE", None, DEFAULT_PROMPT_TOKENS)

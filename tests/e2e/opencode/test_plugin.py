@@ -411,6 +411,20 @@ def test_system_answer_is_reused_until_a_watched_file_changes(drive, fake, tmp_p
     assert len(fake.calls("session-start")) == 3
 
 
+def test_after_a_compaction_each_session_has_its_own_system_answer(drive, fake, tmp_path):
+    """The rules a session's summary lacks are that session's: one session's cached answer is
+    never another's (two reopened sessions, one process); each is still reused."""
+    watched = tmp_path / "plans"
+    watched.mkdir()
+    answer = {"system": ["RULES"], "watch": [str(watched)]}
+    fake.answer(**{"session-start": {"stdout": json.dumps(answer)}})
+
+    drive(system("ses_a"), system("ses_b"), system("ses_a"), system("ses_b"))
+
+    asked = [c["stdin"]["input"]["sessionID"] for c in fake.calls("session-start")]
+    assert asked == ["ses_a", "ses_b"]
+
+
 def test_compacted_session_sends_trigger_and_the_summary_read_back(drive, fake):
     result = drive(
         autocontinue("ses_auto"),
@@ -522,7 +536,10 @@ def test_round_trip_through_the_real_ctxward(drive, scratch):
     assert errors[:5] == [None] * 5
     assert all(rule in outputs[0]["context"][0] for rule in rules)
     assert outputs[2] == {"system": ["You are opencode"]}  # startup: nothing added
-    assert all(rule in outputs[4]["system"][1] for rule in rules)
+    # After the compaction: what the summary lacks, once (the summary kept the first rule).
+    assert outputs[4]["system"][1:] and len(outputs[4]["system"]) == 2
+    assert all(f"- {rule}\n" in outputs[4]["system"][1] for rule in rules[1:])
+    assert f"- {rules[0]}\n" not in outputs[4]["system"][1]
     assert errors[5].startswith("PROMPT_TOO_LARGE: the ctxward dispatch guard denied this Task")
     assert errors[6] is None
     assert outputs[6]["args"]["prompt"].startswith("[ctxward C9: pasted block of ")
