@@ -10,8 +10,8 @@ each reply reports 1,600 input tokens more than the last (138,000, 139,600, ... 
 
 The CLI appends the transcript as it goes: on a loaded machine the line with the newest usage can
 land just after the hook of the call it asked for has run, so a stage may be told one call late
-(with the previous request's count). Seen once in a full-suite run; the test allows that one
-call, and no more.
+(with the previous request's count), and silence one call late. Seen in full-suite runs; the tests
+allow that one call, and no more.
 
 What the pinned CLI (2.1.332) does with the hook's additionalContext: a `role: system` message
 right after the tool result, "PostToolUse:Read hook additional context: <text>", kept in the
@@ -21,6 +21,7 @@ conversation.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,11 +140,15 @@ def test_silence_drift_is_told_live_after_the_15th_call_without_text(run):
     silence = {
         k: [f for f in new_facts(run, k) if "silence drift" in f] for k in range(1, READS + 1)
     }
-    assert [k for k, found in silence.items() if found] == [SILENCE], silence
-    assert silence[SILENCE] == [
-        "ctxward drift check: silence drift — 15 tool calls came since the last text to the "
-        "user; what usually helps is to re-read the plan and the active invariants, change the "
-        "approach, or ask the user."
+    told = [k for k, found in silence.items() if found]
+    assert told in ([SILENCE], [SILENCE + 1]), silence  # one call late at most (docstring)
+    (at,) = told
+    calls = re.fullmatch(r"ctxward drift check: silence drift — (\d+) tool calls.*", silence[at][0])
+    assert calls is not None and SILENCE <= int(calls[1]) <= at, silence[at]
+    assert silence[at] == [
+        f"ctxward drift check: silence drift — {calls[1]} tool calls came since the last text to "
+        "the user; what usually helps is to re-read the plan and the active invariants, change "
+        "the approach, or ask the user."
     ]
     last = facts(run.requests[-1])
     assert sum("silence drift" in f for f in last) == 1  # once, kept in the conversation
