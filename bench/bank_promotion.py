@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
 from ctxward.bank import active, progress
 from ctxward.bank.promote import promote
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 TEXTS = [
     (1, "New GET /api/v1/items/{n} endpoint for auth; new table items_{n} in the schema"),

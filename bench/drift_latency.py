@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "lib"))
 
 from hook_latency import timed  # noqa: E402  (bench/ is on sys.path when run as a script)
 
-from ctxward import drift  # noqa: E402
+from ctxward.drift import engine as drift  # noqa: E402
 
 SCRIPT = REPO / "hooks" / "post_tool_use.py"
 FAILURE_SCRIPT = REPO / "hooks" / "post_tool_use_failure.py"

@@ -19,7 +19,7 @@ here is one `Agent` call through the installed `ctxward-hook`, one process per c
 Each case is checked for its answer before it is timed; rounds are interleaved. Ratio = the
 median wall time over the deny case's (hostile cases against the guard's normal path), and, for
 the 10 MB cases, over the offload case's (the same size of prose). Budget: every run of every
-case answered within the PreToolUse budget (`ctxward.limits.BUDGET_SECONDS`, 5 s of 10 s).
+case answered within the PreToolUse budget (`ctxward.core.limits.BUDGET_SECONDS`, 5 s of 10 s).
 
     .venv/bin/python bench/guard_hostile.py [--runs 5] [--json bench/out/guard_hostile.json]
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
 from hook_latency import paragraphs, payload, timed
 
-from ctxward.limits import BUDGET_SECONDS
+from ctxward.core.limits import BUDGET_SECONDS
 
 OUT = Path(__file__).resolve().parent / "out" / "guard_hostile.md"
 MB = 1_000_000

@@ -45,8 +45,8 @@ BUDGET_SECONDS = 1.0
 
 
 def make_project(root: Path, plans: int) -> None:
-    from ctxward.invariants import activate
-    from ctxward.project import Project
+    from ctxward.core.project import Project
+    from ctxward.invariants.rules import activate
 
     (root / ".git").mkdir(parents=True)
     skill = root / ".claude" / "skills" / "bench" / "SKILL.md"
@@ -83,7 +83,7 @@ def measure(counts: list[int], runs: int) -> dict[str, object]:
                     if case == "cold":
                         for payload in (root / "docs" / "plans").glob("*/.compaction-payload.md"):
                             payload.unlink()
-                    # A session of its own per call: one session's ledger (ctxward.ledger) would
+                    # A session of its own per call: one session's ledger (invariants.ledger) would
                     # make its second SessionStart(compact) state only what the first did not.
                     session = {"session_id": f"bench-{count}-{run}-{case}"}
                     payload = json.loads(start if case == "session-start" else pre)

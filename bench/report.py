@@ -324,7 +324,7 @@ def drift_latency(mode: dict[str, Any]) -> Section:
 def scrub_throughput(mode: dict[str, Any]) -> Section:
     import scrub_throughput as bench
 
-    from ctxward.scrub import scrub
+    from ctxward.core.scrub import scrub
 
     section = Section("scrub", "Scrubber throughput (bench/scrub_throughput.py)")
     lines = [

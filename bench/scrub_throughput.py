@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scrubber throughput on 1 MB inputs: ctxward.scrub, a plain `re` baseline, detect-secrets.
+"""Scrubber throughput on 1 MB inputs: ctxward.core.scrub, a plain `re` baseline, detect-secrets.
 
     .venv/bin/python bench/scrub_throughput.py [--runs 7] [--size 1048576] [--against FILE]
 
@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
-from ctxward.scrub import scrub
+from ctxward.core.scrub import scrub
 
 ALNUM = string.ascii_letters + string.digits
 WORDS = str.split(
@@ -241,7 +241,7 @@ def median_mb_per_s(functions: list[Callable[[str], object]], text: str, runs: i
 
 def load_scrub(path: str) -> Callable[[str], object]:
     """`scrub` of another version of the scrubber, from its file alone (for `--against`:
-    `git show main:lib/ctxward/scrub.py > /tmp/scrub_main.py`; it must need no sibling module)."""
+    `git show main:lib/ctxward/core/scrub.py >/tmp/s.py`; it must need no sibling module)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("scrub_against", path)

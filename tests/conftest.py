@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
-from ctxward.invariants import activate
-from ctxward.project import Project
-from ctxward.trust import trust_plans
+from ctxward.invariants.rules import activate
+from ctxward.invariants.trust import trust_plans
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -43,7 +43,7 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # jinja2's bytecode cache: under HOME
-    monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # ctxward.userstate: under HOME
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)  # ctxward.core.userstate: under HOME
     monkeypatch.chdir(elsewhere)
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import artifacts as a
+from ctxward.core.project import Project
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.project import Project
+from ctxward.subagents import artifacts as a
 
 T0 = datetime(2026, 6, 6, 10, 0, 0, tzinfo=timezone.utc)
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxward.cli import cli
-from ctxward.transcript import project_folder_name
+from ctxward.transcript.reader import project_folder_name
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
 COMPACTED = FIXTURES / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"

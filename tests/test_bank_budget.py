@@ -12,8 +12,8 @@ from ctxward.bank.budget import Candidate
 from ctxward.bank.promote import promote
 from ctxward.bank.view import status
 from ctxward.cli import cli
+from ctxward.core.project import Project
 from ctxward.errors import EXIT_ESCALATED, Escalated
-from ctxward.project import Project
 
 # Texts whose keyword scores land in each band (unknown next agent: relevance 0.5).
 CRITICAL = "Created new table refresh_tokens in a schema migration"  # 0.78

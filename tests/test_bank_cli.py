@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxward import compress, scoring
 from ctxward.cli import cli
-from ctxward.project import Project
+from ctxward.compress import engine as compress
+from ctxward.compress import scoring
+from ctxward.core.project import Project
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from ctxward.bank import active, archive, identity, progress
 from ctxward.bank.promote import promote
 from ctxward.cli import cli
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 NOW = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
 SUBTASKS = [

@@ -16,10 +16,10 @@ import pytest
 
 from ctxward.bank import inject
 from ctxward.bank.promote import promote
+from ctxward.core.project import Project
 from ctxward.events import pre_tool_use
+from ctxward.guard.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 from ctxward.hookio import run
-from ctxward.project import Project
-from ctxward.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 
 LINE = {tier.name: tier.threshold(DEFAULT_CAPACITY_BYTES) for tier in TIERS}
 TAG = "[ctxward bank: "
@@ -105,7 +105,7 @@ def test_a_prompt_that_has_the_context_already_is_left_alone(run_hook, dispatch,
 
 
 def measured(tool_input: dict[str, Any]) -> int:
-    from ctxward import guard
+    from ctxward.guard import decide as guard
 
     return guard.measure(tool_input).size
 

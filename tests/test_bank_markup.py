@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from ctxward.bank import active, progress
 from ctxward.bank.active import ActiveContext, Phase, Row
 from ctxward.bank.markup import cell, escaped, parse_marker, phase_matches, split_row
-from ctxward.render import environment
+from ctxward.core.render import environment
 
 # one-line text: what marker values and cells hold (newlines are folded to spaces by design)
 line_text = (

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxward import compress, scoring
 from ctxward.bank import active, progress
 from ctxward.bank.promote import promote
 from ctxward.cli import cli
-from ctxward.project import Project
+from ctxward.compress import engine as compress
+from ctxward.compress import scoring
+from ctxward.core.project import Project
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 CRITICAL = "Created new table refresh_tokens in a schema migration"

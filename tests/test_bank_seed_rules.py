@@ -8,12 +8,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ctxward import xref
-from ctxward.bank import active, learnings, progress
+from ctxward.bank import active, learnings, progress, xref
 from ctxward.bank.promote import promote
 from ctxward.bank.sprint import close_sprint
 from ctxward.cli import cli
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 NOW = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -185,7 +184,7 @@ def test_section_15_learnings_are_promoted_as_facts_then_deleted_at_sprint_close
 
 
 def test_g9_forced_at_is_recorded_in_the_bank_log(project: Path) -> None:
-    from ctxward.thresholds import HARD_REJECT
+    from ctxward.guard.thresholds import HARD_REJECT
 
     size = HARD_REJECT.threshold(262_144) + 10
     prompt = project / "prompt.md"

@@ -12,7 +12,7 @@ from ctxward.bank import active, archive, trim
 from ctxward.bank.active import ActiveContext, Phase, Row
 from ctxward.bank.promote import promote
 from ctxward.cli import cli
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import xref
-from ctxward.bank import active, archive, learnings, progress, sprint, state, txn, zz
+from ctxward.bank import active, archive, learnings, progress, sprint, state, txn, xref, zz
 from ctxward.bank import identity as identities
 from ctxward.bank.promote import promote
+from ctxward.core.project import Project
 from ctxward.errors import CtxwardError
-from ctxward.project import Project
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -160,7 +159,7 @@ def _refused(bank: Path) -> txn.Refused:
 def test_a_committed_journal_carries_a_mac_of_this_bank_under_this_users_key(
     tmp_path: Path, fault
 ) -> None:
-    from ctxward.userstate import secret_key
+    from ctxward.core.userstate import secret_key
 
     bank = tmp_path / "bank"
     journal = _interrupted(bank, fault)
@@ -251,7 +250,7 @@ def test_a_journal_copied_from_another_bank_is_set_aside(tmp_path: Path, fault) 
 
 
 def test_a_fresh_user_with_no_key_trusts_no_journal_and_gets_no_key(tmp_path: Path, fault) -> None:
-    from ctxward import userstate
+    from ctxward.core import userstate
 
     bank = tmp_path / "bank"
     _interrupted(bank, fault)
@@ -318,7 +317,7 @@ def test_a_name_outside_what_the_bank_uses_is_refused(name: object) -> None:
 
 def _signed(bank: Path, journal: dict[str, object]) -> dict[str, object]:
     """`journal` with a correct MAC: what only a bug (or a stolen key) could produce."""
-    from ctxward.userstate import secret_key
+    from ctxward.core.userstate import secret_key
 
     body = {k: v for k, v in journal.items() if k != "mac"}
     return {**body, "mac": txn.journal_mac(secret_key(), bank, body)}

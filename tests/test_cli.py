@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from ctxward import __version__
 from ctxward.cli import cli, main
+from ctxward.core.fingerprint import fingerprint, of_rules
 from ctxward.errors import EXIT_OS_ERROR
-from ctxward.fingerprint import fingerprint, of_rules
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_main_bad_input_is_2_with_one_line(capsys, project):
 def test_main_maps_an_os_error_to_one_line_naming_the_path_exit_5(capsys, project, monkeypatch):
     import errno
 
-    from ctxward import plans
+    from ctxward.invariants import plans
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(project / "docs" / "plans"))

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxward.compress import (
+from ctxward.compress.engine import (
     compress_text,
     entry_hash,
     handoff,
@@ -25,8 +25,8 @@ from ctxward.compress import (
     structural,
     summarize_tests,
 )
-from ctxward.project import Project
-from ctxward.scoring import load_tables
+from ctxward.compress.scoring import load_tables
+from ctxward.core.project import Project
 
 TABLES = load_tables()
 SEED_SUMMARY = "Added JWT auth endpoint with refresh token rotation"
@@ -555,7 +555,7 @@ def test_handoff_without_a_bank(project: Path) -> None:
 
 
 def test_pending_entry_keeps_its_staging_date(project: Path, monkeypatch) -> None:
-    from ctxward import compress
+    from ctxward.compress import engine as compress
 
     bank = Project(project)
     run = compress_text(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxward.config import BankConfig, Config, DispatchConfig, InjectionConfig, load
+from ctxward.core.config import BankConfig, Config, DispatchConfig, InjectionConfig, load
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.project import Project
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ctxward import contextcheck
+from ctxward.drift import context as contextcheck
 from ctxward.errors import BadInput
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,7 +142,7 @@ def test_silence_is_told_on_the_installed_hot_path_within_its_budget(session, pr
         outputs.append(done.stdout.decode())
     assert outputs[:14] == [""] * 14
     assert "silence drift — 15 tool calls" in context(outputs[14])
-    from ctxward.limits import BUDGET_SECONDS
+    from ctxward.core.limits import BUDGET_SECONDS
 
     assert max(spent) < BUDGET_SECONDS["PostToolUse"]  # the whole process, loaded machine or not
 
@@ -319,7 +319,7 @@ def test_bad_settings_are_refused_by_name(section, problem):
 
 
 def test_the_transcript_is_read_from_where_the_last_call_stopped(tmp_path):
-    from ctxward import transcripttail
+    from ctxward.transcript import tail as transcripttail
 
     path = tmp_path / "t.jsonl"
     big = json.dumps({"type": "user", "message": {"content": "x" * 1_000_000}})

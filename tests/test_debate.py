@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from ctxward.cli import cli
+from ctxward.core.project import Project
 from ctxward.debate import protocol, store, unfiled
 from ctxward.errors import BadInput
-from ctxward.project import Project
 
 T0 = 1_800_000_000_000  # a fixed opening moment, in ms
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxward.cli import cli, main
-from ctxward.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
+from ctxward.guard.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 
 LINE = {tier.name: tier.threshold(DEFAULT_CAPACITY_BYTES) for tier in TIERS}
 KEYS = {

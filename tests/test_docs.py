@@ -80,7 +80,7 @@ def test_the_readme_shows_the_two_set_up_commands() -> None:
 def test_the_configuration_example_is_a_valid_config(tmp_path: Path) -> None:
     import yaml
 
-    from ctxward.config import parse
+    from ctxward.core.config import parse
 
     page = STATE.read_text(encoding="utf-8")
     section = page[page.index("## Configuration") :]

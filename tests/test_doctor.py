@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxward import doctor, hookcommand, install, thresholds
-from ctxward.claudeversion import ClaudeVersion
 from ctxward.cli import cli
+from ctxward.core.project import Project
+from ctxward.guard import thresholds
 from ctxward.hosts import codex as codex_host
-from ctxward.project import Project
+from ctxward.hosts import wiring as hookcommand
+from ctxward.hosts.claude_version import ClaudeVersion
+from ctxward.setup import doctor, install
 
 NEW = ClaudeVersion((2, 1, 332), "override")
 OLD = ClaudeVersion((2, 0, 77), "override")
@@ -441,7 +443,7 @@ def test_a_shown_command_is_scrubbed_escaped_and_cut():
     import random
     import string
 
-    from ctxward.scrub import scrub
+    from ctxward.core.scrub import scrub
 
     rng = random.Random(20)
     secret = (
@@ -483,7 +485,7 @@ def test_drift_between_a_plan_and_its_skill_fails_with_the_fix(
 
 
 def test_a_fresh_payload_is_ok(project, env, make_skill, activate_skill):
-    from ctxward.watch import reconcile
+    from ctxward.subagents.watch import reconcile
 
     activate_skill(make_skill("alpha"), "work")
     reconcile(Project(project))

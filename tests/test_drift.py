@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from ctxward import drift
-from ctxward.config import load
+from ctxward.core.config import load
+from ctxward.core.project import Project
+from ctxward.drift import engine as drift
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.project import Project
 
 ROOT = "/srv/proj"  # a made-up project root
 
@@ -581,13 +581,13 @@ def test_os_environment_is_not_required(project, monkeypatch):
     "session_id", ["abc-DEF_123", "", "a/b", "..", "x" * 128, "x" * 129, "é", "a b", "\x00"]
 )
 def test_session_file_names_follow_the_pending_scheme(session_id):
-    from ctxward.pending import safe_id
+    from ctxward.invariants.pending import safe_id
 
     assert drift.safe_id(session_id) == safe_id(session_id)
 
 
 def test_the_invariants_file_name_is_the_one_activation_writes():
-    from ctxward.invariants import INVARIANTS_FILE
+    from ctxward.invariants.rules import INVARIANTS_FILE
 
     assert drift.INVARIANTS_FILE == INVARIANTS_FILE
 

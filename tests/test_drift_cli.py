@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxward import drift
 from ctxward.cli import cli
-from ctxward.transcript import project_folder_name
+from ctxward.drift import engine as drift
+from ctxward.transcript.reader import project_folder_name
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
 CAPTURED = "7de73c29-a9cd-4608-aa26-55358a7f7df9"  # a real 2.1.332 transcript (no drift)

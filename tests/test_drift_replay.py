@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ctxward import drift
 from ctxward.cli import cli
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.drift import engine as drift
 
 ROOT = "/home/dev/project"
 SESSION = "5e55a1e0-0000-4000-8000-000000000001"

@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ctxward.invariants import RuleRef
-from ctxward.project import Project
-from ctxward.survival import report_name, write_report
+from ctxward.core.project import Project
+from ctxward.invariants.rules import RuleRef
+from ctxward.invariants.survival import report_name, write_report
 
 SESSION = "7de73c29-a9cd-4608-aa26-55358a7f7df9"
 RULES = [
@@ -116,7 +116,9 @@ def test_unsafe_session_id_stays_inside_the_compactions_dir(
     locks = {p for p in new if p.parent == project / ".ctxward" / "locks" and p.suffix == ".lock"}
     assert len(locks) == 2  # the pending entry and the run's claim are written under a lock
     swept = project / ".ctxward" / "locks" / "swept"  # the leftover sweep's stamp (fsutil)
-    (claim,) = (project / ".ctxward" / "runs").iterdir()  # ctxward.once: one report per compaction
+    (claim,) = (
+        project / ".ctxward" / "runs"
+    ).iterdir()  # ctxward.events.once: one report per compaction
     assert new == {path.parent, path, pending.parent, pending, *locks, swept, claim.parent, claim}
 
 

@@ -17,13 +17,16 @@ from typing import Any
 
 import pytest
 
-from ctxward import guard, hookio, project, thresholds
-from ctxward.config import CONFIG_FILE
+from ctxward import hookio
+from ctxward.core import project
+from ctxward.core.config import CONFIG_FILE
+from ctxward.core.project import Project
+from ctxward.core.scrub import scrub
 from ctxward.events import pre_tool_use
+from ctxward.guard import decide as guard
+from ctxward.guard import thresholds
+from ctxward.guard.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 from ctxward.hookio import NOTHING, HookEvent, run, run_in_memory
-from ctxward.project import Project
-from ctxward.scrub import scrub
-from ctxward.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 
 REPO = Path(__file__).resolve().parent.parent
 CAP = DEFAULT_CAPACITY_BYTES
@@ -877,8 +880,8 @@ def test_an_unusable_cwd_takes_the_full_path_not_a_traceback(load_payload, proje
 
 
 def test_dispatch_settings_without_a_config_file_are_the_configs_defaults(project):
-    """The handler skips importing ctxward.config when there is no file: same values."""
-    from ctxward.config import DispatchConfig, load
+    """The handler skips importing ctxward.core.config when there is no file: same values."""
+    from ctxward.core.config import DispatchConfig, load
 
     defaults = DispatchConfig()
     assert load(Project(project)).dispatch == defaults
@@ -905,7 +908,7 @@ def test_a_guarded_dispatch_without_a_config_file_does_not_import_the_config(pro
         "from ctxward import hookio\n"
         "out = io.StringIO()\n"
         "hookio.run(stdout=out)\n"
-        "print('deny' in out.getvalue(), 'ctxward.config' in sys.modules)\n"
+        "print('deny' in out.getvalue(), 'ctxward.core.config' in sys.modules)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe],

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import hookio, pending
-from ctxward.project import Project
+from ctxward import hookio
+from ctxward.core.project import Project
+from ctxward.invariants import pending
 
 REPO = Path(__file__).resolve().parent.parent
 SESSION = "7de73c29-a9cd-4608-aa26-55358a7f7df9"  # the captured payloads' session

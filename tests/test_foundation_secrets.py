@@ -6,8 +6,8 @@ import json
 import random
 import string
 
-from ctxward.invariants import load_plans
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.invariants.rules import load_plans
 
 
 def fake_github_token() -> str:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxward.frontmatter import Document, FrontmatterError, dump, parse
+from ctxward.core.frontmatter import Document, FrontmatterError, dump, parse
 
 
 def test_parses_meta_and_body():

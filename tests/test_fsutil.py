@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import (
+from ctxward.core.fsutil import (
     atomic_write,
     ensure_folder,
     is_leftover,
@@ -30,6 +29,7 @@ from ctxward.fsutil import (
     sweep_after_writes,
     sweep_leftovers,
 )
+from ctxward.errors import BadInput, CtxwardError
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
 
@@ -191,7 +191,7 @@ _WORKER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from ctxward.fsutil import locked
+from ctxward.core.fsutil import locked
 counter, locks, rounds = Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
 for _ in range(rounds):
     with locked(counter, locks):

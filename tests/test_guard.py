@@ -8,9 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxward import guard
-from ctxward.guard import OFFLOAD_MIN_BYTES, Unmeasurable, decide, measure, plan_offload, splice
-from ctxward.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
+from ctxward.guard import decide as guard
+from ctxward.guard.decide import (
+    OFFLOAD_MIN_BYTES,
+    Unmeasurable,
+    decide,
+    measure,
+    plan_offload,
+    splice,
+)
+from ctxward.guard.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 
 CAP = DEFAULT_CAPACITY_BYTES
 LINES = {tier.name: tier.threshold(CAP) for tier in TIERS}

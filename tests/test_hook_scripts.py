@@ -439,7 +439,7 @@ def big_dispatch(load_payload) -> dict:
 
 
 def test_the_baked_command_runs_without_path_and_denies(project, load_payload, tmp_path):
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     hook = a_copy_of_ctxward_hook(tmp_path / "an install" / "it's bin")  # spaces and a quote
     command = hookcommand.render("claude", "PreToolUse", str(hook))
@@ -451,7 +451,7 @@ def test_the_baked_command_runs_without_path_and_denies(project, load_payload, t
 
 
 def test_a_baked_path_that_is_gone_falls_back_on_path(project, load_payload, tmp_path):
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     command = hookcommand.render("claude", "PreToolUse", str(tmp_path / "gone" / "ctxward-hook"))
     on_path = a_copy_of_ctxward_hook(tmp_path / "bin")
@@ -463,7 +463,7 @@ def test_a_baked_path_that_is_gone_falls_back_on_path(project, load_payload, tmp
 
 def test_a_broken_install_passes_to_the_next_candidate(project, load_payload, tmp_path):
     """A venv whose interpreter is gone: its script exists but exits 127 without reading."""
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     broken = tmp_path / "old" / "ctxward-hook"
     broken.parent.mkdir()
@@ -479,7 +479,7 @@ def test_a_broken_install_passes_to_the_next_candidate(project, load_payload, tm
 
 @pytest.mark.parametrize("baked", [True, False], ids=["baked", "portable"])
 def test_with_ctxward_gone_the_guard_denies_with_one_line(project, load_payload, tmp_path, baked):
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     gone = str(tmp_path / "gone" / "ctxward-hook") if baked else None
     (tmp_path / "empty").mkdir()
@@ -516,7 +516,7 @@ def test_with_ctxward_gone_the_guard_denies_with_one_line(project, load_payload,
     ],
 )
 def test_with_ctxward_gone_every_other_hook_is_silent(project, load_payload, tmp_path, fixture):
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     payload = load_payload(fixture)
     command = hookcommand.render("claude", payload["hook_event_name"], str(tmp_path / "gone"))
@@ -524,7 +524,7 @@ def test_with_ctxward_gone_every_other_hook_is_silent(project, load_payload, tmp
 
 
 def test_with_ctxward_gone_session_start_says_so_once(project, load_payload, tmp_path):
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     payload = load_payload("SessionStart.compact.json")
     command = hookcommand.render("claude", "SessionStart", None)
@@ -537,7 +537,7 @@ def test_with_ctxward_gone_session_start_says_so_once(project, load_payload, tmp
 
 def test_the_guard_blocks_when_the_program_fails(project, load_payload, tmp_path):
     """An install whose Python cannot import ctxward exits 1 (non-blocking): made blocking."""
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     failing = tmp_path / "bin" / "ctxward-hook"
     failing.parent.mkdir()
@@ -553,7 +553,7 @@ def test_the_guard_blocks_when_the_program_fails(project, load_payload, tmp_path
 
 
 def test_the_codex_command_runs_without_path(project, tmp_path, plan):
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     program = Path(sys.executable).with_name("ctxward-hook")
     if not program.is_file():

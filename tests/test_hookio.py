@@ -17,9 +17,9 @@ import pytest
 
 import ctxward.events.pre_compact
 from ctxward import hookio
+from ctxward.core.project import Project
 from ctxward.events import HANDLERS, handler_for
 from ctxward.hookio import NOTHING, HookEvent, HookInputError, Outcome, render_outcome, run
-from ctxward.project import Project
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
 
@@ -329,7 +329,8 @@ def test_config_and_sessions_import_without_dataclasses():
     """The hot hook paths import these two; `dataclasses` would pull in `inspect` (~5 ms)."""
     lib = Path(__file__).resolve().parents[1] / "lib"
     code = (
-        f"import sys; sys.path.insert(0, {str(lib)!r}); import ctxward.config, ctxward.sessions; "
+        f"import sys; sys.path.insert(0, {str(lib)!r}); "
+        "import ctxward.core.config, ctxward.sessions.engine; "
         "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))"
     )
     done = subprocess.run(

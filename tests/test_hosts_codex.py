@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from ctxward.cli import main as cli_main
+from ctxward.core.project import Project
 from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, run
 from ctxward.hosts import adapter_for, codex
-from ctxward.project import Project
 
 RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions"]
 # additionalProperties: false in Codex's output schemas: only these keys are accepted.

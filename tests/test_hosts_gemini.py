@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from ctxward import install
-from ctxward.geminitrust import verdict
+from ctxward.core.project import Project
 from ctxward.hookio import run
 from ctxward.hosts import adapter_for, gemini
-from ctxward.project import Project
+from ctxward.hosts.gemini_trust import verdict
+from ctxward.setup import install
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini-cli-0.61.0"
 RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions"]
@@ -255,7 +255,7 @@ def test_an_untrusted_plan_is_never_restated(project):
 
 
 def test_a_skill_in_geminis_skill_folder_is_found_by_name(project, make_skill):
-    from ctxward.invariants import find_skill
+    from ctxward.invariants.rules import find_skill
 
     path = make_skill("gemini-only", RULES, where=".gemini/skills")
     assert find_skill("gemini-only", Project(project)) == path

@@ -17,11 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxward.cli import main as cli_main
+from ctxward.core.project import Project
 from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, run
 from ctxward.hosts import adapter_for, opencode
-from ctxward.project import Project
-from ctxward.trust import records_dir
+from ctxward.invariants.trust import records_dir
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "opencode"
 RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions", "alpha: cite x:1"]

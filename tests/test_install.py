@@ -12,12 +12,14 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxward import claudeversion, hookcommand, install
-from ctxward.claudeversion import ClaudeVersion
 from ctxward.cli import cli
+from ctxward.core.project import Project
 from ctxward.errors import BadInput, CtxwardError
+from ctxward.hosts import claude_version as claudeversion
 from ctxward.hosts import codex as codex_host
-from ctxward.project import Project
+from ctxward.hosts import wiring as hookcommand
+from ctxward.hosts.claude_version import ClaudeVersion
+from ctxward.setup import install
 
 REPO = Path(__file__).resolve().parent.parent
 NEW = ClaudeVersion((2, 1, 332), "override")
@@ -106,7 +108,7 @@ def test_the_codex_example_is_the_portable_codex_wiring():
 def test_the_wheel_ships_what_install_reads():
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"settings.example.json" = "ctxward/data/settings.example.json"' in pyproject
-    assert '"hooks/opencode/ctxward.js" = "ctxward/data/opencode/ctxward.js"' in pyproject
+    assert '"hooks/opencode/ctxward.js" = "ctxward/data/hooks/opencode/ctxward.js"' in pyproject
     assert install.opencode_plugin_path() == REPO / "hooks" / "opencode" / "ctxward.js"
 
 
@@ -368,7 +370,7 @@ def test_uninstall_removes_the_file_install_created(project, scope):
 
 
 def invoke_text(result) -> str:
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     return render(
         "install/result.txt.j2",

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from ctxward.cli import main
+from ctxward.core.paths import data_dir
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.invariants import (
+from ctxward.invariants.rules import (
     RuleRef,
     activate,
     check_survival,
@@ -22,8 +24,6 @@ from ctxward.invariants import (
     summary_text,
     validate_slug,
 )
-from ctxward.project import Project
-from ctxward.render import data_dir
 
 SEARCH_ORDER = (".claude/skills", ".opencode/skill", ".opencode/skills")
 # Rules a careless writer, parser or template would damage: all must come back verbatim.
@@ -529,7 +529,7 @@ def test_plan_clean_without_git_is_one_clear_line(project, make_skill, now, monk
 def test_load_skill_refuses_at_once_what_it_cannot_bound(tmp_path, kind):
     import os
 
-    from ctxward.invariants import MAX_SKILL_BYTES
+    from ctxward.invariants.rules import MAX_SKILL_BYTES
 
     path = tmp_path / "SKILL.md"
     if kind == "fifo":
@@ -546,7 +546,7 @@ def test_load_skill_refuses_at_once_what_it_cannot_bound(tmp_path, kind):
 
 def test_a_pack_is_named_by_its_command_never_by_an_installed_path(project):
     """A committed plan must not carry one machine's site-packages path (a reinstall moves it)."""
-    from ctxward.invariants import full_rules_path, pack_text
+    from ctxward.invariants.rules import full_rules_path, pack_text
 
     result = activate(Project(project), "deep-review", "portable")
     text = result.path.read_text(encoding="utf-8")
@@ -560,7 +560,7 @@ def test_a_pack_is_named_by_its_command_never_by_an_installed_path(project):
 
 
 def test_a_project_skill_is_named_by_its_project_relative_path(project):
-    from ctxward.invariants import full_rules_path
+    from ctxward.invariants.rules import full_rules_path
 
     skill = project / ".claude" / "skills" / "mine" / "SKILL.md"
     skill.parent.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""Exactly one ctxward copy of each rule per context segment (issue 17 item 2, ctxward.ledger).
+"""Exactly one ctxward copy of each rule per context segment (issue 17 item 2, invariants.ledger).
 
 The hooks run in Claude Code's order (tests/e2e, 2.1.332): SessionStart(resume) → PreCompact →
 SubagentStop(agent_type "", the summary) → SessionStart(compact) → PostCompact → the next
@@ -14,8 +14,9 @@ import re
 
 import pytest
 
-from ctxward import hookio, ledger
-from ctxward.project import Project
+from ctxward import hookio
+from ctxward.core.project import Project
+from ctxward.invariants import ledger
 
 SESSION = "7de73c29-a9cd-4608-aa26-55358a7f7df9"  # the captured payloads' session
 RULES = [f"rule {n:02d}: keep invariant number {n} intact" for n in range(6)]
@@ -81,7 +82,7 @@ def test_resumes_never_stack_copies(plan, run_hook, load_payload):
 def test_a_changed_plan_adds_only_its_changed_rules(plan, run_hook, load_payload, make_skill):
     session_start(run_hook, load_payload, "resume")
     make_skill("extra", ["rule 99: keep invariant number 99 intact"])
-    from ctxward.invariants import activate
+    from ctxward.invariants.rules import activate
 
     activate(Project(plan.parent.parent.parent), "extra", "more")
     added = session_start(run_hook, load_payload, "resume")
@@ -134,7 +135,7 @@ def test_codex_manual_compaction_shows_no_instructions(plan, load_payload):
 
 
 def test_a_ledger_not_sealed_here_hides_nothing(plan, project, run_hook, load_payload):
-    from ctxward.fingerprint import fingerprint
+    from ctxward.core.fingerprint import fingerprint
 
     path = project / ".ctxward" / "injected" / f"{SESSION}.json"
     path.parent.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""ctxward.limits: every hook's time budget, and the sizes a hook reads from a repository.
+"""ctxward.core.limits: every hook's time budget, and the sizes a hook reads from a repository.
 
 The budgets are checked against the timeouts the hosts are actually given (settings.example.json
 and hooks/hooks.json); each size limit is checked at the place that reads the file: a config or
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import limits
-from ctxward.config import load
+from ctxward.core import limits
+from ctxward.core.config import load
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
 from ctxward.events import HANDLERS
-from ctxward.invariants import _without_analysis, load_plan, readable_plans, summary_text
-from ctxward.project import Project
+from ctxward.invariants.rules import _without_analysis, load_plan, readable_plans, summary_text
 
 REPO = Path(__file__).resolve().parent.parent
 WIRINGS = ("settings.example.json", "hooks/hooks.json")
@@ -126,7 +126,7 @@ def test_a_plan_at_the_rule_limit_is_read(project):
 
 
 def test_a_committed_payload_far_larger_than_its_plan_is_distilled_again(project):
-    from ctxward.invariants import distill_all
+    from ctxward.invariants.rules import distill_all
 
     folder = write_plan(project, "good", 3)
     plan = load_plan(folder)
@@ -168,7 +168,7 @@ def test_unclosed_analysis_tags_cost_linear_time():
 
 
 def test_a_session_summary_reads_whole_lines_within_the_limits(tmp_path):
-    from ctxward.sessions import _Extractor
+    from ctxward.sessions.engine import _Extractor
 
     walker = _Extractor()
     long = "word " * 40_000 + "\n" + "tail\n"  # 200 KB on one line, then a short one

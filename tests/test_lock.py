@@ -1,4 +1,4 @@
-"""The one lock (`ctxward.lock`), and every writer on a platform without `fcntl`."""
+"""The one lock (`ctxward.core.lock`), and every writer on a platform without `fcntl`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import lock
+from ctxward.core import lock
 from ctxward.errors import CtxwardError
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
@@ -56,9 +56,9 @@ import json, sys
 sys.modules["fcntl"] = None
 from pathlib import Path
 from ctxward.hookio import run_in_memory
-from ctxward.invariants import activate
-from ctxward.lock import have_flock
-from ctxward.project import Project
+from ctxward.invariants.rules import activate
+from ctxward.core.lock import have_flock
+from ctxward.core.project import Project
 
 root = Path(sys.argv[1])
 activate(Project(root), "deep-review", "portable")

@@ -10,11 +10,12 @@ import subprocess
 
 import pytest
 
-from ctxward import doctor, gitrefs
-from ctxward.gitrefs import Repository
-from ctxward.invariants import plans_for_the_model
-from ctxward.plans import scope
-from ctxward.project import Project
+from ctxward.core import gitrefs
+from ctxward.core.gitrefs import Repository
+from ctxward.core.project import Project
+from ctxward.invariants.plans import scope
+from ctxward.invariants.rules import plans_for_the_model
+from ctxward.setup import doctor
 
 
 @pytest.fixture

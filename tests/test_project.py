@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxward.project import Project, find_root
+from ctxward.core.project import Project, find_root
 
 
 def test_claude_project_dir_wins(project, tmp_path):

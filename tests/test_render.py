@@ -7,8 +7,9 @@ import json
 import jinja2
 import pytest
 
-from ctxward.project import Project
-from ctxward.render import data_dir, environment, render, template_names
+from ctxward.core.paths import data_dir
+from ctxward.core.project import Project
+from ctxward.core.render import environment, render, template_names
 
 RULES_A = ["Never push to main — open a PR", "Tag releases as vX.Y.Z"]
 RULES_B = ["Cite file:line for every finding", "{{ braces }} and `code` stay verbatim"]

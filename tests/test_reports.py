@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import reports
-from ctxward.artifacts import ArtifactMeta
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.subagents import reports
+from ctxward.subagents.artifacts import ArtifactMeta
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "subagent_stop.py"

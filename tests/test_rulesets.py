@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.invariants import load_plans, load_skill
-from ctxward.project import Project
-from ctxward.rulesets import in_order, unique
+from ctxward.invariants.rules import load_plans, load_skill
+from ctxward.invariants.rulesets import in_order, unique
 
 
 def skill_text(name: str, rules: list[str], priority: int | None = None) -> str:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxward.config import ScoringConfig, parse
-from ctxward.errors import BadInput
-from ctxward.scoring import (
+from ctxward.compress.scoring import (
     apply_mask,
     band_of,
     field_mask,
@@ -17,6 +15,8 @@ from ctxward.scoring import (
     score_entry,
     variant,
 )
+from ctxward.core.config import ScoringConfig, parse
+from ctxward.errors import BadInput
 
 TABLES = load_tables()
 
@@ -458,7 +458,7 @@ def test_the_tables_ship_inside_the_package() -> None:
     from pathlib import Path
 
     import ctxward
-    from ctxward import scoring
+    from ctxward.compress import scoring
 
     package = Path(ctxward.__file__).resolve().parent
     assert package / "data" == scoring.DATA_DIR

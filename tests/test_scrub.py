@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxward import scrub as scrub_module
-from ctxward.scrub import SECRET_TYPES, classify_key, find, is_placeholder, redact, scrub
+from ctxward.core import scrub as scrub_module
+from ctxward.core.scrub import SECRET_TYPES, classify_key, find, is_placeholder, redact, scrub
 
 ALNUM = string.ascii_letters + string.digits
 UPPER32 = string.ascii_uppercase + "234567"
@@ -949,7 +949,7 @@ def test_scrub_imports_only_the_standard_library() -> None:
                 "typing",
             }
             or (
-                line.split()[1] in ("ctxward.scrub_providers", "ctxward")
+                line.split()[1] in ("ctxward.core.scrub_providers", "ctxward.core")
                 and line.split()[3] in ("TYPES", "scrub_context", "PROVIDERS,")
             )
             for line in imports
@@ -963,7 +963,7 @@ def test_a_fresh_interpreter_scrubbing_loads_only_the_standard_library() -> None
     probe = (
         "import sys\n"
         "before = set(sys.modules)\n"
-        "from ctxward.scrub import scrub\n"
+        "from ctxward.core.scrub import scrub\n"
         "scrub('token: ' + 'aB3' * 10 + ' https://u:p4ssw0rd!@h/x')\n"
         "print('\\n'.join(sorted(set(sys.modules) - before)))\n"
     )
@@ -976,7 +976,13 @@ def test_a_fresh_interpreter_scrubbing_loads_only_the_standard_library() -> None
         for name in loaded
         if name.split(".")[0] not in sys.stdlib_module_names
         and name
-        not in ("ctxward", "ctxward.scrub", "ctxward.scrub_context", "ctxward.scrub_providers")
+        not in (
+            "ctxward",
+            "ctxward.core",
+            "ctxward.core.scrub",
+            "ctxward.core.scrub_context",
+            "ctxward.core.scrub_providers",
+        )
     ]
     assert not foreign, foreign
 
@@ -1319,7 +1325,7 @@ def test_import_compiles_nothing_and_a_clean_text_only_the_anchors() -> None:
 
     probe = (
         "import json, re\n"
-        "from ctxward import scrub\n"
+        "from ctxward.core import scrub\n"
         "at_import = scrub._regex.cache_info().currsize\n"
         "compiled = []\n"
         "scrub._regex = scrub.functools.cache(lambda s: compiled.append(s) or re.compile(s))\n"

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxward import scrub as scrub_module
-from ctxward import scrub_config
 from ctxward.cli import cli
+from ctxward.core import scrub as scrub_module
+from ctxward.core import scrub_config
 from ctxward.errors import BadInput
 
 ALNUM = string.ascii_letters + string.digits

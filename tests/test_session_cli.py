@@ -10,11 +10,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from ctxward import sessions
 from ctxward.cli import cli
-from ctxward.project import Project
-from ctxward.sessions import estimate_tokens
-from ctxward.transcript import project_folder_name
+from ctxward.core.project import Project
+from ctxward.sessions import engine as sessions
+from ctxward.sessions.engine import estimate_tokens
+from ctxward.transcript.reader import project_folder_name
 
 SESSION = "0f3c2a77-5d1e-4b6a-9c48-2e7d1a9b6c55"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxward import sessions
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.project import Project
-from ctxward.sessions import Extraction, compress, estimate_tokens
+from ctxward.sessions import engine as sessions
+from ctxward.sessions.engine import Extraction, compress, estimate_tokens
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
 SESSION = "5b1095aa-0c8e-4d0f-9a51-3f7e2b6c1d40"
@@ -641,7 +641,7 @@ def test_session_start_adds_the_recovery_after_the_invariants(
     make_skill("alpha", ["alpha: never push to main", "alpha: cite file:line"])
     activate_skill("alpha", "one")
     payload = load_payload(fixture, session_id=SESSION)
-    # The baseline in another session: this one's ledger (ctxward.ledger) would hold its rules.
+    # The baseline in another session: this one's ledger (invariants.ledger) would hold its rules.
     without = context_of(run_hook(load_payload(fixture, session_id="baseline"))[1])
     run_hook(
         load_payload(
@@ -686,8 +686,8 @@ def test_a_summary_for_no_session_is_never_recovered(
 ):
     """Without a session id the summary's file name is predictable: a cloned repository could
     commit one (`.ctxward/sessions/id-e3b0….yaml`). It is never injected."""
-    from ctxward.project import Project
-    from ctxward.sessionfiles import summary_path
+    from ctxward.core.project import Project
+    from ctxward.core.sessionfiles import summary_path
 
     run_hook(
         load_payload("PreCompact.json", session_id=SESSION, transcript_path=str(transcript_file))

@@ -12,10 +12,11 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxward import config, thresholds
 from ctxward.cli import cli
+from ctxward.core import config
 from ctxward.errors import BadInput
-from ctxward.thresholds import (
+from ctxward.guard import thresholds
+from ctxward.guard.thresholds import (
     DEFAULT_CAPACITY_BYTES,
     EMERGENCY,
     HARD_REJECT,
@@ -202,6 +203,6 @@ def test_readme_table_is_the_generated_one(project):
     )
     assert found, "docs/guard.md has no <!-- thresholds:begin --> ... <!-- thresholds:end --> block"
     assert found.group(1) == result.output, (
-        "docs/guard.md's G9 table drifted from lib/ctxward/thresholds.py: paste the output of "
+        "docs/guard.md's G9 table drifted from guard/thresholds.py: paste the output of "
         "`ctxward thresholds --markdown` (run in a project without .ctxward/config.yaml)"
     )

@@ -1,4 +1,4 @@
-"""The streaming transcript reader and the context audit (lib/ctxward/transcript.py)."""
+"""The streaming transcript reader and the context audit (lib/ctxward/transcript/reader.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import transcript as t
-from ctxward.render import render
+from ctxward.core.render import render
+from ctxward.transcript import reader as t
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
 DENY_COMPACT = FIXTURES / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"

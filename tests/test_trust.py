@@ -1,4 +1,4 @@
-"""Trust (ctxward.trust): which plans may reach the model here, `ctxward trust`, and what it shows.
+"""Trust (invariants.trust): which plans may reach the model here, `ctxward trust`, what it shows.
 
 A plan a test writes by hand stands for one that came with a cloned repository: untrusted until
 `ctxward trust` (or the `trust` fixture, which calls the same API). `activate` trusts what it
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxward import trust as trust_module
 from ctxward.cli import cli
-from ctxward.invariants import load_plans
-from ctxward.project import Project
-from ctxward.userstate import state_dir
+from ctxward.core.project import Project
+from ctxward.core.userstate import state_dir
+from ctxward.invariants import trust as trust_module
+from ctxward.invariants.rules import load_plans
 
 RULES = ["review: never push to main", "review: cite file:line"]
 CLONED = "## cloned-skill\n\n### Rules (non-negotiable)\n\n- obey the repository\n- and this\n"

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxward.fingerprint import fingerprint, of_rules, short
-from ctxward.invariants import RuleRef, check_survival
-from ctxward.verdicts import ALTERED, KEPT, LOST, grade, words_of
+from ctxward.core.fingerprint import fingerprint, of_rules, short
+from ctxward.invariants.rules import RuleRef, check_survival
+from ctxward.invariants.verdicts import ALTERED, KEPT, LOST, grade, words_of
 
 RULE = "Keep every function under 50 lines."
 
@@ -189,7 +189,7 @@ def test_a_plan_fingerprint_is_its_set_of_rules():
 def test_the_ascii_fast_path_normalises_as_the_general_one(text):
     import unicodedata
 
-    from ctxward.fingerprint import normalise
+    from ctxward.core.fingerprint import normalise
 
     general = "".join(
         char

@@ -26,10 +26,10 @@ from watchdog.events import (
     FileOpenedEvent,
 )
 
-from ctxward import watch
 from ctxward.cli import cli
-from ctxward.invariants import load_plan
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.invariants.rules import load_plan
+from ctxward.subagents import watch
 
 RULES = ["alpha: never push to main", "alpha: cite file:line"]
 

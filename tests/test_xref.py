@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxward import xref
+from ctxward.bank import xref
 from ctxward.bank.promote import promote
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 
 def names(found: list[xref.Found]) -> list[tuple[str, str, str]]:

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
+from ctxward.core.project import Project, find_project
+from ctxward.core.render import render
 from ctxward.errors import EXIT_BAD_INPUT, EXIT_OS_ERROR, CtxwardError, os_problem
-from ctxward.project import Project, find_project
-from ctxward.render import render
 
 HOOK_EVENTS = {
     "pre-compact": "PreCompact",
@@ -94,7 +94,7 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
     project = Project(project_dir.resolve()) if project_dir else find_project()
     ctx.obj = project
     if project.anchored:  # a crash's temporary files go once this command has written
-        from ctxward.fsutil import sweep_after_writes
+        from ctxward.core.fsutil import sweep_after_writes
 
         ctx.with_resource(sweep_after_writes(project.state_dir, project.plans_dir))
 
@@ -116,7 +116,7 @@ def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
         ctxward activate deep-review --slug parser-fix
         ctxward activate .claude/skills/release/SKILL.md --slug v2
     """
-    from ctxward.invariants import activate as activate_skill
+    from ctxward.invariants.rules import activate as activate_skill
 
     project = project_of(ctx)
     result = activate_skill(project, skill, slug)
@@ -162,7 +162,7 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
     Example:
         ctxward plan list
     """
-    from ctxward.plans import readable_summaries
+    from ctxward.invariants.plans import readable_summaries
 
     plans, unreadable = readable_summaries(project_of(ctx, anywhere=True))
     for problem in unreadable:
@@ -185,7 +185,7 @@ def plan_complete(ctx: click.Context, slug: str) -> None:
     Example:
         ctxward plan complete parser-fix
     """
-    from ctxward.plans import complete
+    from ctxward.invariants.plans import complete
 
     removed = complete(project_of(ctx), slug)
     click.echo(render("cli/plan_complete.txt.j2", slug=slug, removed=removed), nl=False)
@@ -201,7 +201,7 @@ def plan_clean(ctx: click.Context, dry_run: bool) -> None:
     Example:
         ctxward plan clean --dry-run
     """
-    from ctxward.plans import complete, orphaned
+    from ctxward.invariants.plans import complete, orphaned
 
     project = project_of(ctx)
     plans = orphaned(project)
@@ -226,7 +226,7 @@ def packs(ctx: click.Context, name: str | None) -> None:
         ctxward packs
         ctxward packs deep-review
     """
-    from ctxward.invariants import pack_text, shipped_packs
+    from ctxward.invariants.rules import pack_text, shipped_packs
 
     if name is not None:
         click.echo(pack_text(name), nl=False)
@@ -245,7 +245,7 @@ def compactions(ctx: click.Context, limit: int, as_json: bool) -> None:
     Example:
         ctxward compactions --limit 1 --json
     """
-    from ctxward.survival import read_reports
+    from ctxward.invariants.survival import read_reports
 
     project = project_of(ctx, anywhere=True)
     reports = read_reports(project, limit)
@@ -272,7 +272,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     Example:
         ctxward config show
     """
-    from ctxward.config import load
+    from ctxward.core.config import load
 
     settings = load(project_of(ctx, anywhere=True))
     shown = settings.as_dict()
@@ -328,7 +328,7 @@ def demo(keep: Path | None) -> None:
     Example:
         ctxward demo
     """
-    from ctxward.demo import run_demo
+    from ctxward.setup.demo import run_demo
 
     started = time.perf_counter()
 

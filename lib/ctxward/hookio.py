@@ -31,7 +31,7 @@ stderr line is still written), when:
   but well-formed JSON refused for its size, its depth, a lone surrogate or an integer too long
   is denied when it is a sub-agent call (`_refused_dispatch`): the model writes the tool input,
   and an oversized one must not pass by exit 1;
-- the handler runs out of its time budget (`ctxward.limits.BUDGET_SECONDS`: 5 s of the host's
+- the handler runs out of its time budget (`ctxward.core.limits.BUDGET_SECONDS`: 5 s of the host's
   10 s). A hook the host stops waiting for does not block: the dispatch would run unmeasured.
 
 Every hook runs under a watchdog (`_Watchdog`) from the start of `run`: past its budget it is
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
 MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
 # Host payloads nest a few levels (tool inputs and results included); deeper is refused
-# (`ctxward.limits`: the handlers walk tool inputs recursively).
+# (`ctxward.core.limits`: the handlers walk tool inputs recursively).
 MAX_PAYLOAD_DEPTH = 100
 # Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted), and
 # Codex's two tools that carry text to a sub-agent (hosts/codex.py DISPATCH_TOOLS). Exact
@@ -107,7 +107,7 @@ _SPECIFIC_OUTPUT_EVENTS = frozenset(
         "PostToolUseFailure",
     }
 )
-# Tool-result events the drift observer watches (ctxward.drift; it answers on the hot path).
+# Tool-result events the drift observer watches (ctxward.drift.engine; it answers on the hot path).
 _OBSERVED_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
@@ -236,9 +236,9 @@ def __getattr__(name: str) -> Any:
 
 def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) -> HookEvent:
     """Parse the host's stdin bytes into a HookEvent; HookInputError names what is wrong."""
+    from ctxward.core.project import find_project
     from ctxward.events import HANDLERS
     from ctxward.hooktypes import HookEvent
-    from ctxward.project import find_project
 
     data = decode_payload(raw)
     name = data.get("hook_event_name")
@@ -275,7 +275,7 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
         raise HookInputError(f"payload is a JSON {type(data).__name__}, not an object")
     # Cheap tests first (C-speed scans of the text): most payloads skip the walk.
     if text.count("[") + text.count("{") > MAX_PAYLOAD_DEPTH or _escapes_surrogate(text):
-        from ctxward.limits import problem
+        from ctxward.core.limits import problem
 
         refused = problem(data, max_depth=MAX_PAYLOAD_DEPTH)
         if refused is not None:
@@ -340,7 +340,7 @@ def run(
     `ends_process` (the hook entries, which exit after it): a handler still running a second
     past its budget, having caught every alarm, is answered for and the process ended.
     """
-    from ctxward.limits import BUDGET_SECONDS
+    from ctxward.core.limits import BUDGET_SECONDS
 
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout
@@ -376,7 +376,7 @@ def run(
 
                 handler = handler_for(event.name)
             if event.project.anchored or event.name == "PreToolUse":
-                from ctxward.fsutil import sweep_after_writes
+                from ctxward.core.fsutil import sweep_after_writes
 
                 with sweep_after_writes(event.project.state_dir, event.project.plans_dir):
                     outcome = handler(event)
@@ -553,13 +553,13 @@ def _log_traceback(event: HookEvent | None, label: str, env: Mapping[str, str]) 
     import traceback
     from datetime import datetime, timezone
 
-    from ctxward.project import Project, find_root
+    from ctxward.core.project import Project, find_root
 
     try:
         project = event.project if event else Project(find_root(env))
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
         path = project.log_dir / f"{stamp}-{label}.log"
-        from ctxward.fsutil import atomic_write
+        from ctxward.core.fsutil import atomic_write
 
         atomic_write(path, traceback.format_exc())
         return project.relative(path)
@@ -675,11 +675,11 @@ def _needs_no_answer(raw: bytes, event_name: str | None, host: str = "claude") -
         data = translate(data)
     name = data.get("hook_event_name")
     if name == "UserPromptSubmit" and event_name in (None, name):
-        from ctxward.pending import nothing_pending
+        from ctxward.invariants.pending import nothing_pending
 
         return nothing_pending(data, os.environ)
     if name in _OBSERVED_EVENTS and event_name in (None, name):
-        from ctxward.drift import observed_quietly
+        from ctxward.drift.engine import observed_quietly
 
         return observed_quietly(data, os.environ)
     if name != "PreToolUse" or event_name not in (None, name):

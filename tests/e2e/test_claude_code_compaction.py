@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from ctxward.fingerprint import fingerprint
+from ctxward.core.fingerprint import fingerprint
 
 pytestmark = pytest.mark.e2e
 

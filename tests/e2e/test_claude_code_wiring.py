@@ -214,7 +214,7 @@ def test_install_warns_about_the_plugin(doubled):
 def test_both_wirings_ran(sandbox, doubled):
     """The plugin's hooks ran beside the settings' (else the next test proves nothing): Claude
     Code records each SessionStart hook's command; PreCompact and PostCompact each claimed one
-    run (ctxward.once), the second run of each found the claim and did nothing."""
+    run (ctxward.events.once), the second run of each found the claim and did nothing."""
     records = [json.loads(line) for line in transcript(sandbox, doubled.project)]
     commands = {
         record["attachment"].get("command", "")

@@ -332,7 +332,7 @@ class Secrets:
         """Secrets recognisable on their own, out of their document (`ghp_…`, a JWT, an AWS key
         id, …): safe to seed bare into a sentence. A password or a PuTTY key line is a secret
         only in its context (`password: …`): seed its whole `doc` instead."""
-        from ctxward.scrub import scrub
+        from ctxward.core.scrub import scrub
 
         return [
             item

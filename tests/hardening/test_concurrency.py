@@ -29,8 +29,8 @@ import pytest
 
 from ctxward.bank import active, progress
 from ctxward.bank import identity as identities
-from ctxward.invariants import load_plan, parse_sections, render_payload
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.invariants.rules import load_plan, parse_sections, render_payload
 
 PROCESSES = 16
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
@@ -157,7 +157,7 @@ def round_a(root: Path) -> None:
     )
     assert first.returncode == 0
     # four compactions at once (one prompt each: the same one's second run says nothing,
-    # ctxward.once)
+    # ctxward.events.once)
     script = str(support.HOOKS / "pre_compact.py")
     jobs = [
         hook_job(
@@ -336,7 +336,7 @@ def test_sixteen_processes_again_and_again(tmp_path: Path, repeat: int) -> None:
 
 
 def test_eight_parallel_stops_of_one_agent_over_the_cap_keep_eight_reports(tmp_path: Path) -> None:
-    """Issue 16: the report-cap artifact index is taken under the lock (`ctxward.lock`).
+    """Issue 16: the report-cap artifact index is taken under the lock (`ctxward.core.lock`).
 
     Eight SubagentStop hooks of one agent id, each with its own over-cap report, released
     together: eight artifacts, eight records, eight distinct indexes, each report intact.

@@ -45,11 +45,13 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
-from ctxward import artifacts, offload, pending, sessions, survival
 from ctxward.bank import active, progress, state, txn
 from ctxward.bank.promote import promote
+from ctxward.core import offload
+from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
-from ctxward.invariants import (
+from ctxward.invariants import pending, survival
+from ctxward.invariants.rules import (
     activate,
     distill,
     distill_all,
@@ -57,7 +59,8 @@ from ctxward.invariants import (
     load_plans,
     parse_sections,
 )
-from ctxward.project import Project
+from ctxward.sessions import engine as sessions
+from ctxward.subagents import artifacts
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
@@ -359,7 +362,7 @@ def _activate(project: Project, skill: Path, slug: str) -> None:
 
 
 def _rule_refs(plan: Any) -> list[Any]:
-    from ctxward.invariants import all_rules
+    from ctxward.invariants.rules import all_rules
 
     return all_rules([plan])
 

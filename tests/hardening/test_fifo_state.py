@@ -24,8 +24,8 @@ from pathlib import Path
 import ctxward_hardening as support
 import pytest
 
-from ctxward.invariants import activate
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.invariants.rules import activate
 
 DEADLINE = 20  # seconds; each run takes well under one
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
@@ -208,7 +208,7 @@ def test_the_opencode_plugin_is_one_line_and_exit_2(root: Path) -> None:
 
 def test_a_transcript_found_in_the_host_folder_is_skipped(root: Path) -> None:
     """`ctxward audit` without a file picks the project's newest transcript: never a FIFO."""
-    from ctxward.transcript import project_folder_name
+    from ctxward.transcript.reader import project_folder_name
 
     folder = root.parent / "home" / ".claude" / "projects" / project_folder_name(root)
     plant(folder, "newest.jsonl")
@@ -350,9 +350,12 @@ def test_drift_reads_a_log_beside_a_fifo_state(root: Path) -> None:
 
 
 def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
-    from ctxward import compress, lock, pending, transcript
     from ctxward.bank import archive
+    from ctxward.compress import engine as compress
+    from ctxward.core import lock
     from ctxward.errors import BadInput, CtxwardError
+    from ctxward.invariants import pending
+    from ctxward.transcript import reader as transcript
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxward.invariants import activate
-from ctxward.project import Project
+from ctxward.core.project import Project
+from ctxward.invariants.rules import activate
 
 BOMB = (
     "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"

@@ -15,7 +15,7 @@ copy, in-process (support.invoke_cli), and the test asserts:
 - nothing the journal staged reached the bank;
 - the next command is clean: `bank status` exits 0 with nothing on stderr.
 
-The user has used ctxward before: their key exists (`ctxward.userstate.secret_key`), and the
+The user has used ctxward before: their key exists (`ctxward.core.userstate.secret_key`), and the
 template cache is kept out of HOME, so HOME holds only the victim's files and ctxward's own key
 (a fresh user's first command is checked apart: it creates no key to look at a journal).
 """
@@ -38,7 +38,7 @@ import pytest
 
 from ctxward.bank import active, progress, txn
 from ctxward.bank.promote import promote
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 BANK = ".ctxward/memory-bank"
@@ -72,7 +72,7 @@ class World:
 @pytest.fixture(autouse=True)
 def _template_cache_outside_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled-template cache is ctxward's, not the clone's doing: keep it out of HOME."""
-    from ctxward import render
+    from ctxward.core import render
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     render.environment()  # built once per process: from here on it never writes below HOME

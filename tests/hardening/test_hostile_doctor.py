@@ -22,7 +22,7 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
-from ctxward import doctor, install
+from ctxward.setup import doctor, install
 
 pytestmark = pytest.mark.skipif(
     not support.CTXWARD.exists(), reason="no ctxward console script next to this interpreter"

@@ -33,11 +33,12 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
-from ctxward import fsutil, transcript
 from ctxward.cli import main
+from ctxward.core import fsutil
+from ctxward.core.project import Project
 from ctxward.hookio import run
-from ctxward.invariants import MAX_SKILL_BYTES, activate
-from ctxward.project import Project
+from ctxward.invariants.rules import MAX_SKILL_BYTES, activate
+from ctxward.transcript import reader as transcript
 
 DIGITS = 5_000  # past the 4,300 Python converts
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"

@@ -25,9 +25,9 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
+from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
-from ctxward.invariants import activate
-from ctxward.project import Project
+from ctxward.invariants.rules import activate
 
 SLUG = "victim-plan"
 MARKER = "NEVER-SHOWN-RULE-7f3a"  # a rule of the victim's plan, outside the project

@@ -30,10 +30,10 @@ from typing import Any
 import ctxward_hardening as support  # loaded by tests/hardening/conftest.py
 import pytest
 
+from ctxward.core.project import Project
 from ctxward.hookio import run
-from ctxward.invariants import activate
-from ctxward.project import Project
-from ctxward.trust import records_dir
+from ctxward.invariants.rules import activate
+from ctxward.invariants.trust import records_dir
 
 GOOD_RULES = ["good: never edit generated files by hand", "good: run the suite before a commit"]
 EVIL = "EVIL-RULE"  # every hostile rule contains it, nothing else does
@@ -111,14 +111,14 @@ class Victim:
         and "written" -> every file the compaction wrote or changed in the project (reports,
         pending entries, offloaded text, payloads)."""
         before = support.state(self.root)
-        # Each call is a compaction of its own (ctxward.once takes a repeat of the same
+        # Each call is a compaction of its own (ctxward.events.once takes a repeat of the same
         # payload within seconds for a second wiring's run of the same compaction).
         self.compactions += 1
         prompt = f"prompt-{self.compactions}"
         said = {
             "resume": self.hook("SessionStart", source="resume"),
             # Auto: after a manual /compact the model reads PreCompact's own text, so
-            # SessionStart(compact) would rightly state nothing more (ctxward.ledger).
+            # SessionStart(compact) would rightly state nothing more (ctxward.invariants.ledger).
             "PreCompact": self.hook("PreCompact", prompt_id=prompt, trigger="auto"),
             "compact": self.hook("SessionStart", source="compact"),
             "PostCompact": self.hook(

@@ -28,10 +28,10 @@ from typing import Any, NamedTuple
 import ctxward_hardening as support
 import pytest
 
-from ctxward import thresholds
-from ctxward.invariants import activate, load_plans
-from ctxward.limits import BUDGET_SECONDS, HOST_TIMEOUT_SECONDS
-from ctxward.project import Project
+from ctxward.core.limits import BUDGET_SECONDS, HOST_TIMEOUT_SECONDS
+from ctxward.core.project import Project
+from ctxward.guard import thresholds
+from ctxward.invariants.rules import activate, load_plans
 
 LINE = thresholds.HARD_REJECT.threshold(thresholds.DEFAULT_CAPACITY_BYTES)
 MB = 1_000_000
@@ -53,7 +53,7 @@ class Run(NamedTuple):
 def hook(root: Path, payload: dict[str, Any]) -> Run:
     """One `ctxward-hook` process; it fails the test if it outlasts the host's timeout."""
     event = payload["hook_event_name"]
-    # Each run is its own compaction: ctxward.once takes a repeat of the same payload within
+    # Each run is its own compaction: ctxward.events.once takes a repeat of the same payload within
     # seconds for a second wiring's run, and would answer it with nothing.
     payload = {**payload, "prompt_id": f"run-{next(_RUN_IDS)}"}
     timeout = HOST_TIMEOUT_SECONDS[event]
@@ -247,7 +247,7 @@ def test_a_200000_rule_plan_costs_only_itself(project: Path) -> None:
     rules = good_plans(project)
     payloads = {
         "PreCompact": support.captured("PreCompact.json", project),
-        # No session id: no ledger, so every run states every rule (ctxward.ledger; one
+        # No session id: no ledger, so every run states every rule (ctxward.invariants.ledger; one
         # session's repeated SessionStart would state each rule once).
         "SessionStart": support.captured("SessionStart.compact.json", project, session_id=""),
         "PostCompact": support.captured(

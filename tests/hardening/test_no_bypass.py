@@ -32,7 +32,7 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
-from ctxward import thresholds
+from ctxward.guard import thresholds
 from ctxward.hookio import run
 
 LINE = thresholds.HARD_REJECT.threshold(thresholds.DEFAULT_CAPACITY_BYTES)  # 209,716

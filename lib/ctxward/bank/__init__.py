@@ -6,7 +6,7 @@ The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `prese
     02-progress-log.md              ### YYYY-MM-DD — Phase N: agent sections (IMPL/REVIEW archive),
                                     ## Forced Dispatches (`forcedAt` of `dispatch check --force`)
     03-learnings.md                 atomic facts promoted from learnings/ at sprint close (§15)
-    _xref/index.md, _next_id.json   cross-references and their monotonic ids (ctxward.xref)
+    _xref/index.md, _next_id.json   cross-references and their monotonic ids (ctxward.bank.xref)
     .tmp/ZZ-phase{N}-context.md     what the next phase's agent receives
     .tmp/L1-*.md                    entries staged by L1 (C8/C11), consumed by a promotion
     .tmp/compress.lock              the lock every bank command takes

@@ -253,7 +253,7 @@ def _parse_plans(doc: ActiveContext, lines: Iterable[str]) -> None:
 
 def render(doc: ActiveContext, total: int) -> str:
     """The whole file (templates bank/active_context.md.j2 and bank/completed_phases.md.j2)."""
-    from ctxward.render import render as render_template
+    from ctxward.core.render import render as render_template
 
     blocks: list[str] = []
     for item in doc.order:
@@ -281,7 +281,7 @@ def render(doc: ActiveContext, total: int) -> str:
 
 
 def render_completed(doc: ActiveContext, total: int) -> str:
-    from ctxward.render import render as render_template
+    from ctxward.core.render import render as render_template
 
     phases = []
     for phase in doc.ordered_phases():

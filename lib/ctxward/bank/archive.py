@@ -26,7 +26,7 @@ def relpath(month: str) -> str:
 def read(path: Path) -> str:
     """The archive file's text ('' when there is none); BadInput when it cannot be read (not
     UTF-8, a folder, a FIFO: `read_regular_text` never waits on one)."""
-    from ctxward.fsutil import read_regular_text
+    from ctxward.core.fsutil import read_regular_text
 
     try:
         return read_regular_text(path)
@@ -47,7 +47,7 @@ class Archive:
 
     def add(self, row: Row, action: str, on: str) -> bool:
         """Archive `row` as it is now; False when it is archived already."""
-        from ctxward.render import render
+        from ctxward.core.render import render
 
         key = (row.key, row.hash, action)
         if key in self.seen:
@@ -74,7 +74,7 @@ class Archive:
         return True
 
     def render(self) -> str:
-        from ctxward.render import render
+        from ctxward.core.render import render
 
         head = self.text.rstrip("\n") if self.text.strip() else ""
         return render("bank/archive.md.j2", month=self.month, head=head, blocks=self.added)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxward.bank import progress, state, txn
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 HEADING = "## Forced Dispatches"
 
@@ -28,8 +28,8 @@ def record(
     sha256: str,
 ) -> Path:
     """Append the row of one forced dispatch; the log's path."""
-    from ctxward.render import render
-    from ctxward.scrub import redact
+    from ctxward.core.render import render
+    from ctxward.core.scrub import redact
 
     row = render(
         "bank/forced_row.md.j2",

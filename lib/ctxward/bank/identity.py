@@ -29,7 +29,7 @@ _SPACE = re.compile(r"\s+")
 
 
 def _text(value: Any) -> str:
-    from ctxward.scoring import text_of
+    from ctxward.compress.scoring import text_of
 
     return text_of(value)
 

@@ -13,7 +13,7 @@ already is left alone (a retried dispatch, an orchestrator that pasted `bank con
 
 Trust (a cloned repository may commit any file under `.ctxward/`): a ZZ artifact goes out only
 when `bank promote` wrote those exact bytes for this user, and a learnings file
-only when the promotion saw those exact bytes. The promotion seals each (`ctxward.trust.seal`:
+only when the promotion saw those exact bytes. The promotion seals each (`invariants.trust.seal`:
 an HMAC under this user's secret over the file's bytes) into the bank marker of
 `01-active-context.md` (`zz-seal`, `learnings-seal`): no clone can forge one, and nothing
 outside the project is written. The seal does not name the path, so that a bank reads the same
@@ -30,7 +30,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ctxward.project import Project
+    from ctxward.core.project import Project
 
 TAG = "[ctxward bank: "
 MAX_ACTIVE_BYTES = 4 * 1024 * 1024  # 01-active-context.md: 100 budget lines and what users add
@@ -70,7 +70,7 @@ def learnings_file(project: Project, feature: str) -> str:
 
 
 def _read(path: str, limit: int) -> bytes | None:
-    from ctxward.fsutil import read_regular
+    from ctxward.core.fsutil import read_regular
 
     try:
         return read_regular(path, limit=limit)
@@ -93,15 +93,15 @@ def _sealed_bytes(kind: str, data: bytes) -> bytes:
 
 def seal(kind: str, data: bytes) -> str:
     """The seal of a `kind` ("zz" or "learnings") file holding `data` (`bank promote`'s)."""
-    from ctxward.trust import seal as hmac_seal
+    from ctxward.invariants.trust import seal as hmac_seal
 
     return hmac_seal(_sealed_bytes(kind, data))
 
 
 def _sealed(kind: str, data: bytes, mac: str) -> bool:
     """Whether `mac` is this user's seal of `data` (never creates the user's key)."""
-    from ctxward import userstate
-    from ctxward.trust import is_sealed
+    from ctxward.core import userstate
+    from ctxward.invariants.trust import is_sealed
 
     if not mac or not os.path.lexists(userstate.state_dir() / userstate.KEY_FILE):
         return False
@@ -144,8 +144,8 @@ def for_dispatch(project: Project) -> Context | None:
             if learnings_text:
                 learnings_rel = project.relative(Path(path))
                 learnings_sha = hashlib.sha256(data).hexdigest()
-    from ctxward.render import render
-    from ctxward.scrub import redact
+    from ctxward.core.render import render
+    from ctxward.core.scrub import redact
 
     next_phase = str(int(phase) + 1) if phase.isdigit() else f"after {phase}"
     facts = {

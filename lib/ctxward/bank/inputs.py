@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxward import compress, scoring
 from ctxward.bank import identity as identities
 from ctxward.bank.markup import phase_matches
+from ctxward.compress import engine as compress
+from ctxward.compress import scoring
+from ctxward.compress.scoring import Tables
+from ctxward.core.fsutil import read_named, read_regular_text
+from ctxward.core.project import Project
+from ctxward.core.scrub import scrub
 from ctxward.errors import BadInput
-from ctxward.fsutil import read_named, read_regular_text
-from ctxward.project import Project
-from ctxward.scoring import Tables
-from ctxward.scrub import scrub
 
 KINDS = {
     "subtask_summary": "summary",
@@ -292,7 +293,7 @@ def _collect_one(
     entries, staged, scrubbed = _entries(project, source, text, tables)
     original = staged.attrs.get("original", "") if staged is not None else ""
     if entries and store and not original:  # what is compressed is on disk first (scrubbed)
-        from ctxward.offload import offload
+        from ctxward.core.offload import offload
 
         original = project.relative(offload(project, scrubbed, "md").path)
     if not entries:

@@ -71,8 +71,8 @@ def held(text: str) -> set[str]:
 
 def surviving(bank: Path, current: str) -> list[Feature]:
     """Every feature's learnings file, with the facts the bank does not hold yet."""
-    from ctxward.fsutil import read_regular_text
-    from ctxward.scrub import redact
+    from ctxward.core.fsutil import read_regular_text
+    from ctxward.core.scrub import redact
 
     base = folder(bank)
     if not base.is_dir() or base.is_symlink():
@@ -100,7 +100,7 @@ def surviving(bank: Path, current: str) -> list[Feature]:
 
 def render(current: str | None, features: list[Feature], today: str) -> str | None:
     """`03-learnings.md` with the new facts appended (None: nothing new)."""
-    from ctxward.render import render as render_template
+    from ctxward.core.render import render as render_template
 
     blocks = [
         render_template("bank/learnings_block.md.j2", feature=f.name, date=today, facts=f.facts)

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.bank import active, archive, state, trim, txn
-from ctxward.project import Project
+from ctxward.core.project import Project
 
 
 def run_trim(project: Project, *, now: datetime | None = None) -> dict[str, Any]:
     """Run C7 now; return its report (with the seed's log line under "log")."""
-    from ctxward.config import load as load_config
-    from ctxward.scrub import redact
+    from ctxward.core.config import load as load_config
+    from ctxward.core.scrub import redact
 
     now = now or datetime.now(timezone.utc)
     total = load_config(project).bank.total_budget

@@ -142,7 +142,7 @@ def _parse_body(chunk: Chunk, lines: list[str]) -> None:
 
 def render(log: ProgressLog) -> str:
     """The whole file: unchanged sections as read, changed ones through bank/log_section.md.j2."""
-    from ctxward.render import render as render_template
+    from ctxward.core.render import render as render_template
 
     parts = []
     for chunk in log.chunks:

@@ -22,16 +22,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward import scoring, xref
-from ctxward.bank import active, archive, budget, inputs, state, trim, txn, zz
+from ctxward.bank import active, archive, budget, inputs, state, trim, txn, xref, zz
 from ctxward.bank import identity as identities
 from ctxward.bank import progress as progress_log
 from ctxward.bank.active import PLANS, ActiveContext, Phase, PlanRow, Row
 from ctxward.bank.inputs import Item
 from ctxward.bank.markup import natural_key
 from ctxward.bank.progress import Item as LogItem
+from ctxward.compress import scoring
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.project import Project
 
 _PHASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 _DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
@@ -121,7 +121,7 @@ class Promotion:
 
     def confirmation(self) -> str:
         """The seed's line: "Compression complete: N entries compressed (M CRITICAL, P HIGH), …"."""
-        from ctxward.render import render
+        from ctxward.core.render import render
 
         return render("bank/confirmation.txt.j2", promotion=self).strip()
 
@@ -158,7 +158,7 @@ def _files_text(files: Sequence[str], shown: int = 3) -> str:
 
 def make_row(item: Item, mode: str) -> Row:
     """The `## Completed Phases` row of `item` in `mode` (rendered by the L1 band templates)."""
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     template = budget.MODE_TEMPLATES[mode][item.band]
     text = render(template, entry=item.view)
@@ -183,7 +183,7 @@ def entry_label(date: str, phase: str, agent: str) -> str:
 
 
 def _log_lines(item: Item, refs: Sequence[str], decision: str = "") -> list[str]:
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     fields = item.fields
     meta = {
@@ -214,7 +214,7 @@ def _log_lines(item: Item, refs: Sequence[str], decision: str = "") -> list[str]
 
 def compress_summary(text: str, limit: int = 400) -> str:
     """The archived summary: one line, at most `limit` characters."""
-    from ctxward.compress import _cut
+    from ctxward.compress.engine import _cut
 
     return _cut(" ".join(text.split()), limit)
 
@@ -264,7 +264,7 @@ def promote(
     portable_lock: bool = False,
 ) -> Promotion:
     """Promote ENTRIES (or the entries staged in `.tmp/` for the gate) into the memory bank."""
-    from ctxward.config import load as load_config
+    from ctxward.core.config import load as load_config
 
     gate = check_phase(phase)
     now = now or datetime.now(timezone.utc)
@@ -384,7 +384,7 @@ def _seals(project: Project, rendered: str, doc: ActiveContext) -> dict[str, str
     """The seals PreToolUse checks before it gives a dispatch this context (`bank.inject`): of
     the ZZ artifact this promotion rendered, and of the feature's learnings as it saw them."""
     from ctxward.bank import inject
-    from ctxward.fsutil import read_regular
+    from ctxward.core.fsutil import read_regular
 
     seals = {"zz-seal": inject.seal("zz", rendered.encode("utf-8")), "learnings-seal": ""}
     feature = doc.params.get("feature")
@@ -624,7 +624,7 @@ def _changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
     """Whether committing would change anything (the time stamp is only set then)."""
     if any(path.is_file() for path in deletes):
         return True
-    from ctxward.fsutil import read_regular
+    from ctxward.core.fsutil import read_regular
 
     for path, text in writes.items():
         try:
@@ -636,7 +636,7 @@ def _changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
 
 
 def _scrubbed(text: str) -> str:
-    from ctxward.scrub import redact
+    from ctxward.core.scrub import redact
 
     return redact(text)
 

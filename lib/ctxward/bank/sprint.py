@@ -24,9 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxward import compress, scoring
 from ctxward.bank import inputs, learnings, state, txn
-from ctxward.project import Project
+from ctxward.compress import engine as compress
+from ctxward.compress import scoring
+from ctxward.core.project import Project
 
 XREF_ARCHIVE = "_xref/archive/{date}-index.md"
 
@@ -83,7 +84,7 @@ def _bank_hashes(current: state.State) -> set[str]:
 
 def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool = False) -> Closed:
     """Clean `.tmp/`, archive the cross-reference index, list what is unresolved."""
-    from ctxward.config import load as load_config
+    from ctxward.core.config import load as load_config
 
     now = now or datetime.now(timezone.utc)
     today = now.strftime("%Y-%m-%d")
@@ -154,11 +155,11 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
         report.deleted = [project.relative(path) for path in deletes]
         writes: dict[Path, str] = {}
         if current.texts[state.INDEX] is not None:
-            from ctxward.render import render
+            from ctxward.core.render import render
 
             target = bank / XREF_ARCHIVE.format(date=today)
             report.xref_archive = project.relative(target)
-            from ctxward.scrub import redact
+            from ctxward.core.scrub import redact
 
             text = render("bank/xref_archive.md.j2", date=today, index=current.texts[state.INDEX])
             writes[target] = redact(text)
@@ -166,7 +167,7 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
         features = learnings.surviving(bank, current_facts or "")
         facts = learnings.render(current_facts, features, today)
         if facts is not None:
-            from ctxward.scrub import redact
+            from ctxward.core.scrub import redact
 
             writes[bank / learnings.FILE] = redact(facts)
         report.learnings = [
@@ -180,7 +181,7 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
         ]
         if not dry_run:
             report.written = txn.commit(bank, writes, deletes)
-            from ctxward.fsutil import remove
+            from ctxward.core.fsutil import remove
 
             for feature in features:  # promoted (or held already): the file goes (§15)
                 remove(feature.path)

@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxward import xref
-from ctxward.bank import active, progress, txn
+from ctxward.bank import active, progress, txn, xref
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.project import Project
 
 INDEX = "_xref/index.md"
 NEXT_ID = "_xref/_next_id.json"
@@ -32,7 +31,7 @@ class State:
 
 def read_file(bank: Path, name: str) -> str | None:
     """The bank file `name` (None: absent); BadInput when it is not UTF-8 or cannot be read."""
-    from ctxward.fsutil import read_regular  # never waits on a FIFO in the file's place
+    from ctxward.core.fsutil import read_regular  # never waits on a FIFO in the file's place
 
     path = bank / name
     try:
@@ -77,7 +76,7 @@ def _check_bank(project: Project) -> Path:
 @contextlib.contextmanager
 def session(project: Project, *, portable_lock: bool = False) -> Iterator[Opened]:
     """Lock the bank (and the L1 staging folder), recover, clean stale temporary files."""
-    from ctxward.fsutil import locked
+    from ctxward.core.fsutil import locked
 
     bank = _check_bank(project)
     with txn.bank_lock(bank, portable=portable_lock), locked(bank / ".tmp", project.locks_dir):

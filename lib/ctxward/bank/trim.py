@@ -47,7 +47,7 @@ class Trim:
 
 def log_line(trim: Trim) -> str:
     """The seed's log line (template bank/trim_line.txt.j2)."""
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     return render("bank/trim_line.txt.j2", trim=trim).strip()
 
@@ -89,7 +89,7 @@ def c7(doc: ActiveContext, total: int, store: archive.Archive, today: str) -> Tr
 
 
 def _low_lines(row: Row) -> list[str]:
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     text = render(
         budget.MODE_TEMPLATES["trimmed"]["MEDIUM"],

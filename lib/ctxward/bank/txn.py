@@ -23,7 +23,7 @@ which overlays a committed journal.
 Trust (issue 20): a cloned repository can carry a `.txn/` of its own, and rolling a journal
 forward renames and deletes files. A journal is replayed only when ctxward wrote it on this
 machine, for this user, for this bank: it carries an HMAC-SHA256 keyed by the user's secret
-(`ctxward.userstate.secret_key`, outside every repository) over its canonical content and the
+(`ctxward.core.userstate.secret_key`, outside every repository) over its canonical content and the
 bank's resolved path, so neither a forged journal nor one copied from another project passes.
 It may name only the files a bank transaction writes (`bank_name`) and staged files `NNNN.new`;
 each staged file must still match its sha256, and no symbolic link may stand on the way, at a
@@ -31,7 +31,7 @@ target or at a staged name. Any other journal is refused: moved aside to
 `.txn/refused-journal-<time>-<random>.json` (kept for the user to look at, never read again), and
 the command says so in one line. A `.txn` that is a link or a file is never read through: it is
 left, named in that line by every command, and a commit refuses it. Every rename, removal and
-folder goes through `ctxward.fsutil`.
+folder goes through `ctxward.core.fsutil`.
 
 Concurrency (seed 000 §14): one exclusive lock, `<bank>/.tmp/compress.lock` — `flock` where
 `fcntl` exists, else an `O_CREAT|O_EXCL` lock file with stale-owner detection. Parallel
@@ -56,9 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxward.bank.markup import has_heading
-from ctxward.confine import refuse_links_to
-from ctxward.errors import CtxwardError
-from ctxward.fsutil import (
+from ctxward.core.confine import refuse_links_to
+from ctxward.core.fsutil import (
     atomic_write,
     atomic_write_many,
     ensure_folder,
@@ -67,7 +66,8 @@ from ctxward.fsutil import (
     read_regular,
     remove,
 )
-from ctxward.lock import OWNER_SUFFIX, exclusive
+from ctxward.core.lock import OWNER_SUFFIX, exclusive
+from ctxward.errors import CtxwardError
 
 TXN_DIR = ".txn"
 JOURNAL = "journal.json"
@@ -231,7 +231,7 @@ def journal_mac(key: bytes, bank: Path, body: Mapping[str, object]) -> str:
 def _existing_key() -> bytes | None:
     """This user's key when it exists: with none there is no journal of ours to check, and
     checking one creates nothing in the user's home."""
-    from ctxward import userstate
+    from ctxward.core import userstate
 
     if not os.path.lexists(userstate.state_dir() / userstate.KEY_FILE):
         return None
@@ -385,7 +385,7 @@ def commit(
     ]
     if not staged and not removed:
         return []
-    from ctxward.userstate import secret_key
+    from ctxward.core.userstate import secret_key
 
     key = secret_key()  # before anything is written: a key that cannot be made fails here
     folder = bank / TXN_DIR

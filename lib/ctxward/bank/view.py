@@ -7,14 +7,14 @@ from typing import Any
 
 from ctxward.bank import active, budget, state, zz
 from ctxward.bank.markup import phase_matches
+from ctxward.core.fsutil import read_regular, read_regular_text
+from ctxward.core.project import Project
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import read_regular, read_regular_text
-from ctxward.project import Project
 
 
 def status(project: Project) -> dict[str, Any]:
     """Budget used and left per phase, carryover, entries per band, the last promotion."""
-    from ctxward.config import load as load_config
+    from ctxward.core.config import load as load_config
 
     settings = load_config(project).bank
     bank = project.bank_dir
@@ -116,8 +116,8 @@ def learnings_path(project: Project, feature: str) -> str:
 def context(project: Project, phase: str, feature: str | None = None) -> dict[str, Any]:
     """The next phase's prompt preamble: previous wave learnings + the ZZ artifact of `phase`."""
     from ctxward.bank.promote import check_phase
-    from ctxward.render import render
-    from ctxward.scrub import redact
+    from ctxward.core.render import render
+    from ctxward.core.scrub import redact
 
     gate = check_phase(phase)
     bank = project.bank_dir

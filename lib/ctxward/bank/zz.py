@@ -11,8 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ctxward import xref
-from ctxward.bank import budget
+from ctxward.bank import budget, xref
 from ctxward.bank.active import ActiveContext, Row
 from ctxward.bank.markup import phase_matches
 
@@ -52,7 +51,7 @@ def render(
     receiver: str | None,
 ) -> str:
     """The ZZ artifact for phase `gate`."""
-    from ctxward.render import render as render_template
+    from ctxward.core.render import render as render_template
 
     phases = [p for p in doc.ordered_phases() if phase_matches(gate, p.label)]
     rows: Sequence[Row] = sorted(

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from ctxward.core.project import Project
 from ctxward.errors import EXIT_OS_ERROR, BadInput, CtxwardError, os_problem
-from ctxward.project import Project
 
 
 class Group(click.Group):
@@ -69,7 +69,7 @@ def echo_result(as_json: bool, data: Any, template: str, **context: Any) -> None
     if as_json:
         echo_json(data)
     else:
-        from ctxward.render import render
+        from ctxward.core.render import render
 
         click.echo(render(template, **context), nl=False)
 

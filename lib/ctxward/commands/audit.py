@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ctxward.commands import echo_json, echo_result, json_option, project_of
-from ctxward.render import render
+from ctxward.core.render import render
 
 
 @click.command()
@@ -41,7 +41,7 @@ def audit(
         ctxward audit --summary --json
         ctxward audit ~/.claude/projects/-home-me-repo/SESSION.jsonl --html audit.html
     """
-    from ctxward import transcript as reader
+    from ctxward.transcript import reader
 
     path = transcript or reader.find_transcript(project_of(ctx, anywhere=True).root, os.environ)
     try:
@@ -54,7 +54,7 @@ def audit(
         echo_result(as_json, reader.unavailable(reason), "audit/unavailable.txt.j2", reason=reason)
         return
     if html_file is not None:
-        from ctxward.fsutil import atomic_write
+        from ctxward.core.fsutil import atomic_write
 
         page = render("audit/report.html.j2", page=reader.page_model(result))
         # The user named it: their own links on the way are theirs to follow (`out.html` too).

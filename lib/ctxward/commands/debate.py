@@ -13,8 +13,8 @@ import click
 from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.commands.scrub import read_source
 from ctxward.commands.subagents import json_errors
+from ctxward.core.render import render
 from ctxward.errors import BadInput
-from ctxward.render import render
 
 MAX_INPUT_BYTES = 1024 * 1024  # one opening or one round: a few KB
 

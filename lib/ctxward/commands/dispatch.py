@@ -1,5 +1,5 @@
 """The dispatch guard's CLI layer (seed 004 G9 "CLI 兜底"): `ctxward dispatch check` and
-`ctxward thresholds`. Thin: read the prompt, call ctxward.guard, echo a template or JSON.
+`ctxward thresholds`. Thin: read the prompt, call ctxward.guard.decide, echo a template or JSON.
 
 Unlike the PreToolUse hook, this layer has `--force`: it lets a hard-reject through with the
 warning FORCED_OVER_THRESHOLD and the time in `forcedAt`, and never passes the emergency tier.
@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
+from ctxward.core.render import render
 from ctxward.errors import EXIT_REJECTED
-from ctxward.render import render
 
 if TYPE_CHECKING:
-    from ctxward.guard import Decision
+    from ctxward.guard.decide import Decision
 
 agent_type_option = click.option(
     "--agent-type",
@@ -27,8 +27,8 @@ agent_type_option = click.option(
 
 def _capacity(ctx: click.Context, agent_type: str | None) -> tuple[int, str | None]:
     """The capacity in force for `agent_type`, and the config file it came from (if any)."""
-    from ctxward.config import load
-    from ctxward.guard import capacity_for
+    from ctxward.core.config import load
+    from ctxward.guard.decide import capacity_for
 
     settings = load(project_of(ctx, anywhere=True))
     capacity = capacity_for(
@@ -77,7 +77,7 @@ def dispatch_check(
         ctxward dispatch check - --agent-type Explore --json < prompt.md
     """
     from ctxward.commands.scrub import read_source
-    from ctxward.guard import decide
+    from ctxward.guard.decide import decide
 
     data = read_source(prompt_file).encode("utf-8")  # valid UTF-8: its own bytes again
     size = len(data)
@@ -138,7 +138,7 @@ def thresholds(ctx: click.Context, markdown: bool, as_json: bool, agent_type: st
     Example:
         ctxward thresholds --markdown
     """
-    from ctxward import thresholds as table
+    from ctxward.guard import thresholds as table
 
     if markdown and as_json:
         raise click.UsageError("--markdown and --json: pick one")

@@ -6,8 +6,8 @@ import os
 
 import click
 
-from ctxward import drift
 from ctxward.commands import echo_result, json_option, project_of
+from ctxward.drift import engine as drift
 
 
 @click.command("drift")

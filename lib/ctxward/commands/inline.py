@@ -10,9 +10,9 @@ import click
 
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.commands.scrub import read_source
+from ctxward.core.project import Project
+from ctxward.core.render import render
 from ctxward.errors import EXIT_ERROR, BadInput
-from ctxward.project import Project
-from ctxward.render import render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,14 +68,14 @@ def _read_input(text: str | None, file_: str | None) -> tuple[str, str]:
 
 
 def _tables(project: Project) -> Any:
-    from ctxward.config import load
-    from ctxward.scoring import load_tables
+    from ctxward.compress.scoring import load_tables
+    from ctxward.core.config import load
 
     return load_tables(load(project).scoring)
 
 
 def _echo_runs(runs: list[Any], as_json: bool, *, with_stats: bool) -> None:
-    from ctxward.compress import stats
+    from ctxward.compress.engine import stats
 
     results = [result for run in runs for result in run.results]
     summary = stats(runs)
@@ -131,7 +131,7 @@ def score_command(
     Example:
         ctxward inline score --text "Added JWT auth endpoint" --from hermes --to aphrodite
     """
-    from ctxward.compress import score_text
+    from ctxward.compress.engine import score_text
 
     _, content = _read_input(text, file_)
     scored = score_text(
@@ -170,7 +170,7 @@ def compress_command(
     Example:
         ctxward inline compress --file summary.yaml --to aphrodite
     """
-    from ctxward.compress import compress_text
+    from ctxward.compress.engine import compress_text
 
     project = project_of(ctx)
     label, content = _read_input(text, file_)
@@ -209,7 +209,7 @@ def stats_command(
     Example:
         ctxward inline stats --file phase2-summaries.yaml --json
     """
-    from ctxward.compress import compress_text, stats
+    from ctxward.compress.engine import compress_text, stats
 
     label, content = _read_input(text, file_)
     run = compress_text(
@@ -246,7 +246,7 @@ def batch_command(
     Example:
         ctxward inline batch .ctxward/memory-bank/.tmp/*.md --to themis
     """
-    from ctxward.compress import compress_many
+    from ctxward.compress.engine import compress_many
 
     project = project_of(ctx)
     tables = _tables(project)
@@ -279,7 +279,7 @@ def handoff_command(ctx: click.Context, phase: str | None, as_json: bool) -> Non
     Example:
         ctxward handoff --phase 2
     """
-    from ctxward.compress import handoff
+    from ctxward.compress.engine import handoff
 
     project = project_of(ctx)
     report = handoff(project, _tables(project), phase=phase)

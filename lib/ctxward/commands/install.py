@@ -1,5 +1,5 @@
-"""`ctxward install`, `ctxward uninstall`, `ctxward doctor`: thin commands over ctxward.install
-and ctxward.doctor."""
+"""`ctxward install`, `ctxward uninstall`, `ctxward doctor`: thin commands over setup.install
+and ctxward.setup.doctor."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
-from ctxward.render import render
+from ctxward.core.render import render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +25,7 @@ claude_version_option = click.option(
 
 
 def scope_option(host: str) -> Callable[[F], F]:
-    from ctxward.install import DEFAULT_SCOPE, SCOPES
+    from ctxward.setup.install import DEFAULT_SCOPE, SCOPES
 
     return click.option(
         "--scope",
@@ -37,7 +37,7 @@ def scope_option(host: str) -> Callable[[F], F]:
 
 
 def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
-    from ctxward.install import diff, label_of
+    from ctxward.setup.install import diff, label_of
 
     if as_json:
         echo_json(result.as_dict())
@@ -93,8 +93,8 @@ def install_claude(
     Example:
         ctxward install claude --dry-run
     """
-    from ctxward.claudeversion import detect
-    from ctxward.install import install as run
+    from ctxward.hosts.claude_version import detect
+    from ctxward.setup.install import install as run
 
     version = detect(claude_version)
     result = run(
@@ -123,7 +123,7 @@ def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: boo
     Example:
         ctxward install opencode
     """
-    from ctxward.install import install as run
+    from ctxward.setup.install import install as run
 
     _show(
         ctx,
@@ -148,7 +148,7 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
     Example:
         ctxward install codex --dry-run
     """
-    from ctxward.install import install as run
+    from ctxward.setup.install import install as run
 
     _show(
         ctx,
@@ -173,7 +173,7 @@ def install_gemini(ctx: click.Context, scope: str, dry_run: bool, as_json: bool)
     Example:
         ctxward install gemini --dry-run
     """
-    from ctxward.install import install as run
+    from ctxward.setup.install import install as run
 
     _show(
         ctx,
@@ -200,7 +200,7 @@ def _uninstall_command(host: str) -> click.Command:
     @json_option
     @click.pass_context
     def command(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) -> None:
-        from ctxward.install import uninstall as run
+        from ctxward.setup.install import uninstall as run
 
         _show(
             ctx,
@@ -239,8 +239,8 @@ def doctor(ctx: click.Context, claude_version: str | None, no_run: bool, as_json
         ctxward doctor
         ctxward doctor --json
     """
-    from ctxward.claudeversion import detect
-    from ctxward.doctor import diagnose
+    from ctxward.hosts.claude_version import detect
+    from ctxward.setup.doctor import diagnose
 
     version = detect(claude_version)
     result = diagnose(project_of(ctx, anywhere=True), version=version, run_hooks=not no_run)

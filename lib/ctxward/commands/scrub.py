@@ -7,8 +7,8 @@ import sys
 import click
 
 from ctxward.commands import echo_json, json_option, project_of
+from ctxward.core.fsutil import MAX_NAMED_BYTES, read_named
 from ctxward.errors import BadInput
-from ctxward.fsutil import MAX_NAMED_BYTES, read_named
 
 
 def read_source(source: str, *, limit: int = MAX_NAMED_BYTES) -> str:
@@ -56,9 +56,9 @@ def scrub_command(ctx: click.Context, source: str, explain: bool, as_json: bool)
         git diff | ctxward scrub --json
         ctxward scrub --explain deploy.log
     """
-    from ctxward.config import load
-    from ctxward.scrub import explain as explain_text
-    from ctxward.scrub import scrub
+    from ctxward.core.config import load
+    from ctxward.core.scrub import explain as explain_text
+    from ctxward.core.scrub import scrub
 
     load(project_of(ctx, anywhere=True))  # puts its `scrub:` section in force
     original = read_source(source)

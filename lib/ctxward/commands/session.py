@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from ctxward import sessions
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
+from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.project import Project
+from ctxward.sessions import engine as sessions
 
 
 @click.group(cls=Group)
@@ -31,7 +31,7 @@ transcript_argument = click.argument(
 
 def _transcript(project: Project, given: Path | None) -> Path:
     """TRANSCRIPT, else the current session's, else the project's newest; BadInput if none."""
-    from ctxward import transcript as reader
+    from ctxward.transcript import reader
 
     path = given or reader.find_transcript(project.root, os.environ)
     if path is None:
@@ -83,7 +83,7 @@ def summarize_command(
             }
         )
     else:
-        from ctxward.fsutil import read_regular_text
+        from ctxward.core.fsutil import read_regular_text
 
         click.echo(read_regular_text(written.path), nl=False)
         click.echo(f"ctxward: wrote {project.relative(written.path)}", err=True)

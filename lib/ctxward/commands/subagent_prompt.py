@@ -52,12 +52,12 @@ def subagent_prompt(
         ctxward subagent-prompt --role rd --batch 003
         ctxward subagent-prompt --role qa-perf --batch 003 --agent-type Explore --json
     """
-    from ctxward.artifacts import check_name
-    from ctxward.config import load
-    from ctxward.guard import capacity_for
-    from ctxward.render import render
-    from ctxward.reports import MAX_BYTES, MAX_LINES
-    from ctxward.thresholds import HARD_REJECT, TIERS
+    from ctxward.core.config import load
+    from ctxward.core.render import render
+    from ctxward.guard.decide import capacity_for
+    from ctxward.guard.thresholds import HARD_REJECT, TIERS
+    from ctxward.subagents.artifacts import check_name
+    from ctxward.subagents.reports import MAX_BYTES, MAX_LINES
 
     project = project_of(ctx, anywhere=True)
     for value, where in ((role, "role"), (batch, "batch"), (rid or batch, "rid"), (ext, "ext")):

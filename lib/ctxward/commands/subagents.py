@@ -1,5 +1,5 @@
 """Sub-agent context economy commands: artifact record/path, reduce (G7); share, shared-read,
-heartbeat (G8). Thin: parse options, call ctxward.artifacts, echo a template or JSON."""
+heartbeat (G8). Thin: parse options, call ctxward.subagents.artifacts, echo a template or JSON."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.commands.scrub import read_source
+from ctxward.core.fsutil import ensure_folder
+from ctxward.core.render import render
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import ensure_folder
-from ctxward.render import render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,7 +28,7 @@ session_option = click.option(
 
 
 def _session(session: str | None) -> str:
-    from ctxward.artifacts import resolve_session
+    from ctxward.subagents.artifacts import resolve_session
 
     return resolve_session(session, os.environ)
 
@@ -104,7 +104,7 @@ def artifact_record(
     Example:
         ctxward artifact record out/003-rd-001.md --role rd --rid 003 --idx 1 --json
     """
-    from ctxward.artifacts import human_size, record_artifact
+    from ctxward.subagents.artifacts import human_size, record_artifact
 
     project = project_of(ctx)
     recorded = record_artifact(
@@ -149,7 +149,7 @@ def artifact_path_command(
     Example:
         ctxward artifact path --rid 003 --role rd --idx 1
     """
-    from ctxward.artifacts import artifact_path
+    from ctxward.subagents.artifacts import artifact_path
 
     project = project_of(ctx)
     path = artifact_path(project, _session(session), rid, role, idx, ext)
@@ -170,7 +170,7 @@ def reduce(ctx: click.Context, batch: str, session: str | None, as_json: bool) -
     Example:
         ctxward reduce --batch 003
     """
-    from ctxward.artifacts import load_batch, reducer_view
+    from ctxward.subagents.artifacts import load_batch, reducer_view
 
     project = project_of(ctx)
     found = load_batch(project, _session(session), batch)
@@ -213,7 +213,7 @@ def share(
     Example:
         ctxward share --batch 003 --key rd.found-blocker --value '{"reason": "no schema"}'
     """
-    from ctxward.artifacts import share as share_value
+    from ctxward.subagents.artifacts import share as share_value
 
     project = project_of(ctx)
     text = read_source("-") if value == "-" else value
@@ -266,7 +266,7 @@ def shared_read(
     Example:
         ctxward shared-read --batch 003 --key '*.completed' --json
     """
-    from ctxward.artifacts import shared_read as read_entries
+    from ctxward.subagents.artifacts import shared_read as read_entries
 
     project = project_of(ctx)
     entries = read_entries(project, _session(session), batch, since=since, key_glob=key_glob)
@@ -304,7 +304,7 @@ def heartbeat(
     Example:
         ctxward heartbeat --batch 003 --role rd --status done
     """
-    from ctxward.artifacts import heartbeat as beat
+    from ctxward.subagents.artifacts import heartbeat as beat
 
     project = project_of(ctx)
     result = beat(project, _session(session), batch, role, status)

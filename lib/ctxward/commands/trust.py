@@ -30,8 +30,8 @@ def trust(ctx: click.Context, slugs: tuple[str, ...], revoke: bool, as_json: boo
         ctxward trust release-v2
         ctxward trust --revoke release-v2
     """
-    from ctxward.render import render
-    from ctxward.trust import revoke_plans, trust_plans
+    from ctxward.core.render import render
+    from ctxward.invariants.trust import revoke_plans, trust_plans
 
     project = project_of(ctx)
     if revoke:

@@ -1,4 +1,4 @@
-"""`ctxward watch`: a thin command over ctxward.watch."""
+"""`ctxward watch`: a thin command over ctxward.subagents.watch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import click
 
 from ctxward.commands import echo_json, json_option, project_of
-from ctxward.render import render
+from ctxward.core.render import render
 
 
 @click.command()
@@ -35,7 +35,7 @@ def watch(ctx: click.Context, once: bool, debounce: int, as_json: bool) -> None:
         ctxward watch
         ctxward watch --once --json
     """
-    from ctxward.watch import Report, Watcher, reconcile
+    from ctxward.subagents.watch import Report, Watcher, reconcile
 
     project = project_of(ctx)
     if once:

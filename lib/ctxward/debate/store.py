@@ -19,11 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ctxward.core.fsutil import atomic_write, locked, read_regular, sha256_hex
+from ctxward.core.project import Project
 from ctxward.debate import protocol
 from ctxward.debate.unfiled import identity, remove_marker, write_marker
 from ctxward.errors import BadInput, CtxwardError
-from ctxward.fsutil import atomic_write, locked, read_regular, sha256_hex
-from ctxward.project import Project
 
 DEBATES_DIRNAME = "debates"
 SCHEMA = 1
@@ -49,7 +49,7 @@ def _iso(ms: int) -> str:
 
 def scrubbed(value: Any) -> Any:
     """`value` with every string passed through `scrub.redact` (keys included)."""
-    from ctxward.scrub import redact
+    from ctxward.core.scrub import redact
 
     if isinstance(value, str):
         return redact(value)
@@ -61,7 +61,7 @@ def scrubbed(value: Any) -> Any:
 
 
 def wiki_page(project: Project, debate: dict[str, Any]) -> Path:
-    from ctxward.config import load
+    from ctxward.core.config import load
 
     return project.root / load(project).debate.wiki_dir / f"{debate['id']}.md"
 
@@ -94,7 +94,7 @@ def _save(path: Path, debate: dict[str, Any]) -> None:
 def open_debate(project: Project, data: object, *, now: int | None = None) -> dict[str, Any]:
     """Validate `data` (a DebateSession's opening) and write its record; BadInput when the
     debate exists already or its verdict page does (a settled debate is not re-litigated)."""
-    from ctxward.trust import seal
+    from ctxward.invariants.trust import seal
 
     opening = protocol.parse_opening(scrubbed(data))
     debate_id = f"{opening['layer']}-{opening['slug']}"
@@ -192,8 +192,8 @@ def _rel(project: Project, path: Path) -> str:
 
 
 def render_page(project: Project, debate: dict[str, Any]) -> str:
-    from ctxward.render import render
-    from ctxward.scrub import redact
+    from ctxward.core.render import render
+    from ctxward.core.scrub import redact
 
     return redact(
         render(

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from ctxward.project import Project
+    from ctxward.core.project import Project
 
 MARKERS_DIRNAME = "debates"
 MAX_BLOCKS = 3  # per debate, over its whole life
@@ -46,7 +46,7 @@ def identity(project: Project, debate: dict[str, Any]) -> bytes:
 
 
 def marker_path(project: Project, debate_id: str, env: Mapping[str, str] | None = None) -> Path:
-    from ctxward.userstate import state_dir
+    from ctxward.core.userstate import state_dir
 
     key = hashlib.sha256(f"{project.root}\0{debate_id}".encode()).hexdigest()
     return state_dir(env) / MARKERS_DIRNAME / key
@@ -59,7 +59,7 @@ def write_marker(
     blocks: int = 0,
     env: Mapping[str, str] | None = None,
 ) -> None:
-    from ctxward.fsutil import atomic_write, ensure_folder
+    from ctxward.core.fsutil import atomic_write, ensure_folder
 
     path = marker_path(project, debate_id, env)
     ensure_folder(path.parent, mode=0o700)
@@ -68,13 +68,13 @@ def write_marker(
 
 
 def remove_marker(project: Project, debate_id: str, env: Mapping[str, str] | None = None) -> None:
-    from ctxward.fsutil import remove
+    from ctxward.core.fsutil import remove
 
     remove(marker_path(project, debate_id, env))
 
 
 def _read_json(path: str | Path, limit: int) -> Any:
-    from ctxward.fsutil import read_regular
+    from ctxward.core.fsutil import read_regular
 
     try:
         return json.loads(read_regular(path, limit=limit))
@@ -97,7 +97,7 @@ def holding(project: Project, env: Mapping[str, str] | None = None) -> list[dict
             )[:MAX_RECORDS]
     except OSError:  # no debates (the usual case), or a folder we may not read
         return []
-    from ctxward.trust import is_sealed
+    from ctxward.invariants.trust import is_sealed
 
     found = []
     for debate_id in names:

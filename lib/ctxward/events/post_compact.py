@@ -7,8 +7,8 @@ states the others), and its answer restates, in the next request once, the lost 
 rules that the system prompt has no room for. Its effects: the report under
 .ctxward/compactions/, and (Claude Code, Codex) the rules the summary lost, left in
 .ctxward/pending/ for the next prompt to restate once (UserPromptSubmit).
-Only plans trusted on this machine are checked, reported and restated (`ctxward.trust`).
-One report per compaction, however many wirings run the hook (ctxward.once).
+Only plans trusted on this machine are checked, reported and restated (`ctxward.invariants.trust`).
+One report per compaction, however many wirings run the hook (ctxward.events.once).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ctxward.errors import CtxwardError
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import Plan, RuleRef, all_rules, plans_for_the_model
+from ctxward.invariants.rules import Plan, RuleRef, all_rules, plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:
@@ -25,10 +25,10 @@ def handle(event: HookEvent) -> Outcome:
     plans, _untrusted, unreadable = plans_for_the_model(event.project)
     rules = all_rules(plans)
     if rules:
-        from ctxward.config import load
-        from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
-        from ctxward.once import first_run
-        from ctxward.survival import write_report
+        from ctxward.core.config import load
+        from ctxward.core.limits import MAX_CHECKED_SUMMARY_CHARS
+        from ctxward.events.once import first_run
+        from ctxward.invariants.survival import write_report
 
         load(event.project)  # a broken config fails here, before the report is written
         session_id, trigger = event.session_id, event.text("trigger")  # so does a bad field
@@ -36,7 +36,7 @@ def handle(event: HookEvent) -> Outcome:
         summary = event.text("compact_summary")[:MAX_CHECKED_SUMMARY_CHARS]
         if not first_run(event):  # another wiring's run of this compaction wrote the report
             return NOTHING
-        from ctxward.verdicts import KEPT, grade
+        from ctxward.invariants.verdicts import KEPT, grade
 
         verdicts = grade(rules, summary)
         missing = [verdict.ref for verdict in verdicts if verdict.verdict != KEPT]
@@ -71,11 +71,11 @@ def _restatement(
     summary lacks (SessionStart reads what it kept from the ledger), within the injection limit;
     the answer's `restate` holds, for the session's next request only, the lost and altered
     rules that did not fit there. No rule is in both; no pending file is left."""
-    from ctxward import ledger
-    from ctxward.config import load
+    from ctxward.core.config import load
     from ctxward.events.session_start import rules_text
-    from ctxward.pending import render_lost
-    from ctxward.rulesets import fingerprints, unique, without
+    from ctxward.invariants import ledger
+    from ctxward.invariants.pending import render_lost
+    from ctxward.invariants.rulesets import fingerprints, unique, without
 
     plans = unique(plans)
     lacking = {ref.fingerprint for ref in missing}
@@ -103,9 +103,9 @@ def _remember_lost(
 ) -> None:
     """The rules the summary lost or altered wait for the next prompt
     (events/user_prompt_submit.py), less those this segment has stated already
-    (SessionStart(compact), or the /compact record: `ctxward.ledger`)."""
-    from ctxward import ledger
-    from ctxward.pending import remember_lost
+    (SessionStart(compact), or the /compact record: `ctxward.invariants.ledger`)."""
+    from ctxward.invariants import ledger
+    from ctxward.invariants.pending import remember_lost
 
     said = ledger.read(event.project, event.session_id).shown
     seen: set[str] = set()

@@ -1,5 +1,5 @@
-"""PostToolUse and PostToolUseFailure: the drift observer (seed 002; logic in ctxward.drift) and
-the context checks (large tool outputs, context pressure: ctxward.contextcheck).
+"""PostToolUse and PostToolUseFailure: the drift observer (seed 002; logic in drift.engine) and
+the context checks (large tool outputs, context pressure: ctxward.drift.context).
 
 Every tool call is observed: one line in `.ctxward/sessions/<session id>.tools.jsonl`, the
 bounded window in `<session id>.drift.json`. When a stuck-pattern signature starts to hold, when
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxward import drift
-from ctxward.contextcheck import LARGE_OUTPUT, OFFLOAD, PRESSURE
+from ctxward.drift import engine as drift
+from ctxward.drift.context import LARGE_OUTPUT, OFFLOAD, PRESSURE
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 CRITICAL_STAGE = 90  # the first of seed 002's stages that leaves little room
@@ -61,7 +61,7 @@ def _summary_when_low(event: HookEvent, facts: list[Any]) -> Any:
     transcript = event.text("transcript_path")
 
     def after() -> None:
-        from ctxward.sessions import write_from_hook
+        from ctxward.sessions.engine import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
 
@@ -70,9 +70,9 @@ def _summary_when_low(event: HookEvent, facts: list[Any]) -> Any:
 
 def _offload(event: HookEvent) -> tuple[Any, dict[str, Any] | None]:
     """The MCP output stored in .ctxward/offload/ and its preview, in the response's shape."""
-    from ctxward.contextcheck import output_text
-    from ctxward.offload import offload
-    from ctxward.render import render
+    from ctxward.core.offload import offload
+    from ctxward.core.render import render
+    from ctxward.drift.context import output_text
 
     response = event.data.get("tool_response")
     text = output_text(response)

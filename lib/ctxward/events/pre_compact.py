@@ -2,10 +2,10 @@
 
 Claude Code appends a PreCompact hook's exit-0 stdout to the compaction prompt as
 "Additional Instructions" (seen with 2.1.332, manual and auto). With two wirings (the plugin and
-a settings file) it runs twice per compaction: the second run prints nothing (ctxward.once), and
+a settings file) it runs twice per compaction: the second run prints nothing (events.once), and
 distilling is idempotent, rewriting nothing that is already identical.
 
-Only plans trusted on this machine (`ctxward.trust`) reach the summarizer; an untrusted one is
+Only plans trusted on this machine (`invariants.trust`) reach the summarizer; an untrusted one is
 not even named here (SessionStart names them to the user). A plan that cannot be read, or was
 refused (a symbolic link), is named in the instructions, and so is a payload that could not be
 written (a FIFO or a link in its place, a full disk): the others' rules go on as usual, and the
@@ -22,7 +22,7 @@ import os
 
 from ctxward.errors import BudgetExceeded
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import Plan, distill_all, plans_for_the_model
+from ctxward.invariants.rules import Plan, distill_all, plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:
@@ -38,14 +38,16 @@ def handle(event: HookEvent) -> Outcome:
     plans, _untrusted, unreadable = plans_for_the_model(event.project, gone=gone)
     if not plans and not unreadable and not gone:
         return Outcome(after=after)
-    from ctxward import ledger
-    from ctxward.config import load
-    from ctxward.offload import render_rules_shown
-    from ctxward.once import first_run
-    from ctxward.rulesets import fingerprints, unique
+    from ctxward.core.config import load
+    from ctxward.core.offload import render_rules_shown
+    from ctxward.events.once import first_run
+    from ctxward.invariants import ledger
+    from ctxward.invariants.rulesets import fingerprints, unique
 
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes
-    if not first_run(event):  # another wiring's run of this compaction said it (ctxward.once)
+    if not first_run(
+        event
+    ):  # another wiring's run of this compaction said it (ctxward.events.once)
         return NOTHING
     retired = _complete_branch_gone(event, gone)
     if not plans and not unreadable:
@@ -59,7 +61,7 @@ def handle(event: HookEvent) -> Outcome:
         unreadable=unreadable,
         unwritten=unwritten,
     )
-    # A new context segment (ctxward.ledger); after a manual /compact, Claude Code shows the
+    # A new context segment (invariants.ledger); after a manual /compact, Claude Code shows the
     # model this very text (echoed in the /compact record), so its rules are said already.
     claude = "turn_id" not in event.data  # Codex's payloads carry one (see `_echoed`)
     auto = event.data.get("trigger") == "auto" and claude
@@ -77,7 +79,7 @@ def _complete_branch_gone(event: HookEvent, gone: list[Plan]) -> str:
     if not gone:
         return ""
     try:
-        from ctxward.plans import complete_branch_gone
+        from ctxward.invariants.plans import complete_branch_gone
 
         return complete_branch_gone(event.project, gone)
     except BudgetExceeded:
@@ -102,14 +104,14 @@ def _session_summary(event: HookEvent, transcript: str) -> None:
     if not os.path.isfile(transcript):
         return  # nothing to summarize (and sessions.py is not worth importing for nothing)
     try:
-        from ctxward.sessions import write_from_hook
+        from ctxward.sessions.engine import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
     except BudgetExceeded:
         raise  # out of time: not a failure to log, `hookio.run` gives up quietly
     except Exception:  # noqa: BLE001 - the summary must not break compaction or its instructions
         try:
-            from ctxward.compress import log_failure
+            from ctxward.compress.engine import log_failure
 
             log_failure(event.project, "pre_compact-session")
         except Exception:  # noqa: BLE001 - nothing left to report to
@@ -125,14 +127,14 @@ def _handoff(event: HookEvent) -> None:
     if not (event.project.bank_dir / ".tmp").is_dir():
         return  # nothing staged: session_handoff's own first check, without its imports
     try:
-        from ctxward.compress import session_handoff
+        from ctxward.compress.engine import session_handoff
 
         session_handoff(event.project)
     except BudgetExceeded:
         raise
     except Exception:  # noqa: BLE001 - C11 must not break compaction or its instructions
         try:
-            from ctxward.compress import log_failure
+            from ctxward.compress.engine import log_failure
 
             log_failure(event.project, "pre_compact-c11")
         except Exception:  # noqa: BLE001 - nothing left to report to

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from ctxward import thresholds
+from ctxward.guard import thresholds
 from ctxward.hookio import is_dispatch_tool
 
 # `typing.TYPE_CHECKING` without importing typing: `needs_no_answer` is on the hot path.
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ctxward.guard import Block, Decision, Measurement
+    from ctxward.core.project import Project
+    from ctxward.guard.decide import Block, Decision, Measurement
     from ctxward.hookio import HookEvent, Outcome
-    from ctxward.project import Project
 
 # How many moved blocks a message lists by path (the host cuts hook strings at 10,000 chars).
 LISTED_BLOCKS = 12
@@ -101,7 +101,7 @@ def _config_may_apply(env: Mapping[str, str], cwd: str | None) -> bool:
 
 def guard_dispatch(project: Project, tool: str, tool_input: object) -> Outcome:
     """The hook layer's answer for one sub-agent call (host-neutral: tool_input as sent)."""
-    from ctxward import guard
+    from ctxward.guard import decide as guard
 
     try:
         measured = guard.measure(tool_input)
@@ -122,22 +122,22 @@ def dispatch_settings(project: Project) -> tuple[int, Mapping[str, int], bool]:
     """The project's `dispatch` config: (capacity_bytes, capacity_by_agent, offload).
 
     With no config file these are `config.DispatchConfig()`'s defaults, given here without
-    importing `ctxward.config`: creating its dataclasses costs ~3 ms in a fresh interpreter
+    importing `ctxward.core.config`: creating its dataclasses costs ~3 ms in a fresh interpreter
     (bench/hook_latency.py). test_events_pre_tool_use pins them to DispatchConfig's.
     """
     if not os.path.isfile(os.path.join(project.root, _CONFIG)):  # what `config.load` tests
         return thresholds.DEFAULT_CAPACITY_BYTES, {}, True
-    from ctxward.config import load
+    from ctxward.core.config import load
 
     settings = load(project).dispatch
     return settings.capacity_bytes, settings.capacity_by_agent, settings.offload
 
 
 def inject_enabled(project: Project) -> bool:
-    """`bank.inject_context` (on without a config file: no import of ctxward.config then)."""
+    """`bank.inject_context` (on without a config file: no import of ctxward.core.config then)."""
     if not os.path.isfile(os.path.join(project.root, _CONFIG)):
         return True
-    from ctxward.config import load
+    from ctxward.core.config import load
 
     return load(project).bank.inject_context
 
@@ -154,8 +154,8 @@ def _with_bank_context(
         return None
     if not project.anchored or not project.bank_dir.is_dir() or not inject_enabled(project):
         return None
-    from ctxward import guard
     from ctxward.bank import inject
+    from ctxward.guard import decide as guard
     from ctxward.hookio import Outcome
 
     try:
@@ -231,7 +231,7 @@ def _offload(
     decision: Decision,
 ) -> Outcome:
     """C9: move every block larger than 2 KB to a file, then decide again on what is left."""
-    from ctxward import guard
+    from ctxward.guard import decide as guard
     from ctxward.hookio import Outcome
 
     plan = guard.plan_offload(measured.prompt)
@@ -282,8 +282,8 @@ def _store(project: Project, block: Block) -> dict[str, Any]:
     files reassemble the scrubbed prompt, not the original (the secret itself is what must not
     reach the disk). The text is scrubbed once, there (a 240 KB prompt: ~2.5 ms a pass).
     """
-    from ctxward import guard
-    from ctxward.offload import offload
+    from ctxward.core.offload import offload
+    from ctxward.guard import decide as guard
 
     stored = offload(project, block.text, ext=block.ext)
     facts = {
@@ -297,6 +297,6 @@ def _store(project: Project, block: Block) -> dict[str, Any]:
 
 
 def _render(name: str, **context: Any) -> str:
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     return render(name, **context).rstrip()

@@ -6,7 +6,7 @@ When the session has a seed 001 summary (.ctxward/sessions/, written by PreCompa
 text follows the invariants, within the same limit: it shrinks or becomes a pointer to the file
 before any rule is cut for it.
 
-Only plans trusted on this machine are injected (`ctxward.trust`), read from the very bytes whose
+Only plans trusted on this machine are injected (`invariants.trust`), read from the very bytes whose
 hash was found trusted: never from a `.compaction-payload.md`, which a repository can commit
 with any rules under a copied "distilled from sha256=..." header. Untrusted plans are counted in
 one line for the user (`systemMessage`, which the model does not read), when a session starts,
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ctxward.core.project import Project
+from ctxward.core.sessionfiles import summary_path
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants import Plan, RuleRef, plans_for_the_model
-from ctxward.project import Project
-from ctxward.sessionfiles import summary_path
+from ctxward.invariants.rules import Plan, RuleRef, plans_for_the_model
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
 # Where the user hears of untrusted plans: also a fresh start, before any compaction.
@@ -43,18 +43,18 @@ def handle(event: HookEvent) -> Outcome:
     plans, untrusted, unreadable = plans_for_the_model(event.project)
     notice = None
     if untrusted:
-        from ctxward.trust import untrusted_notice
+        from ctxward.invariants.trust import untrusted_notice
 
         notice = untrusted_notice(untrusted)
     if source not in REINJECT_SOURCES or not (plans or unreadable or recover):
         return Outcome(notice=notice) if notice else NOTHING
-    from ctxward import ledger
-    from ctxward.config import load
-    from ctxward.rulesets import fingerprints, unique, without
+    from ctxward.core.config import load
+    from ctxward.invariants import ledger
+    from ctxward.invariants.rulesets import fingerprints, unique, without
 
     limit = load(event.project).injection.limit_chars
     plans = unique(plans)
-    # What the model has already in this context segment is not said again (ctxward.ledger).
+    # What the model has already in this context segment is not said again (invariants.ledger).
     # OpenCode rebuilds the system prompt for every request: there, every rule the summary of
     # this segment does not carry, in every request (`per_request_rules`).
     per_request = bool(event.data.get("per_request"))
@@ -69,7 +69,7 @@ def handle(event: HookEvent) -> Outcome:
     elif source == "resume" and not per_request:
         ledger.record(event.project, event.session_id, (), resumed_in=event.text("transcript_path"))
     if recover:  # seed 001 recovery: after the invariants, in what room they leave
-        from ctxward.sessions import with_recovery
+        from ctxward.sessions.engine import with_recovery
 
         text = with_recovery(event.project, event.session_id, text, limit, source)
     if not text and not notice:
@@ -88,7 +88,7 @@ def rules_text(
     """SessionStart's text of `todo` (the rules of `plans` still to say), within `limit`, and
     the rules it shows in full. Also what OpenCode's post-compact counts on the system prompt
     to carry, so that its one-time restatement holds only the rest (events/post_compact.py)."""
-    from ctxward.offload import render_rules_shown
+    from ctxward.core.offload import render_rules_shown
 
     already = sum(plan.rule_count for plan in plans) - sum(plan.rule_count for plan in todo)
     return render_rules_shown(

@@ -26,8 +26,8 @@ def unfiled_reason(event: HookEvent, label: str) -> str:
         held = holding(event.project)
         if not held:
             return ""
-        from ctxward.config import load
-        from ctxward.render import render
+        from ctxward.core.config import load
+        from ctxward.core.render import render
 
         reason = render(
             "debate/stop_unfiled.txt.j2",
@@ -39,7 +39,7 @@ def unfiled_reason(event: HookEvent, label: str) -> str:
         return reason
     except Exception:  # noqa: BLE001 - our failure never holds the user's turn
         try:
-            from ctxward.compress import log_failure
+            from ctxward.compress.engine import log_failure
 
             log_failure(event.project, label)
         except Exception:  # noqa: BLE001 - nothing left to report to

@@ -1,9 +1,9 @@
 """SubagentStop: fires for every sub-agent, and for the compaction agent (agent_type "").
 
 For the compaction agent only: the rules its summary kept go to the session's ledger
-(`ctxward.ledger`), so that SessionStart(compact) restates exactly the others.
+(`ctxward.invariants.ledger`), so that SessionStart(compact) restates exactly the others.
 
-Order in this handler: the G0 report cap, then its artifact (both in `ctxward.reports`), then
+Order in this handler: the G0 report cap, then its artifact (both in `subagents.reports`), then
 C8, then the debate filing check (`events.stop`: a sub-agent that ran a debate does not stop
 while its verdict is unfiled). A final report over 40 lines / 2 KB is saved (scrubbed) as a
 G7 artifact with its ArtifactMeta, and, under `reports.enforce: block`, the stop is blocked once
@@ -20,7 +20,7 @@ def handle(event: HookEvent) -> Outcome:
     if event.data.get("agent_type") == "":  # the compaction agent: its reply is the summary
         _summary_known(event)
         return NOTHING
-    from ctxward.reports import enforce_cap
+    from ctxward.subagents.reports import enforce_cap
 
     cap = enforce_cap(event.project, event.data)  # cap -> artifact
     _stage_summary(event)  # C8, after the cap and its artifact
@@ -36,16 +36,16 @@ def handle(event: HookEvent) -> Outcome:
 
 def _summary_known(event: HookEvent) -> None:
     """Claude Code fires this before SessionStart(compact), with the summary as
-    `last_assistant_message` (2.1.332): the rules it kept go to the ledger (ctxward.ledger), so
+    `last_assistant_message` (2.1.332): the rules it kept go to the ledger (invariants.ledger), so
     that SessionStart(compact) states exactly the others. Silent; a failure is logged."""
     summary = event.data.get("last_assistant_message")
     if not isinstance(summary, str) or not event.session_id:
         return
     try:
-        from ctxward import ledger
-        from ctxward.invariants import all_rules, plans_for_the_model
-        from ctxward.limits import MAX_CHECKED_SUMMARY_CHARS
-        from ctxward.verdicts import KEPT, grade
+        from ctxward.core.limits import MAX_CHECKED_SUMMARY_CHARS
+        from ctxward.invariants import ledger
+        from ctxward.invariants.rules import all_rules, plans_for_the_model
+        from ctxward.invariants.verdicts import KEPT, grade
 
         rules = all_rules(plans_for_the_model(event.project)[0])
         if not rules:
@@ -60,12 +60,12 @@ def _summary_known(event: HookEvent) -> None:
 
 
 def _stage_summary(event: HookEvent) -> None:
-    """C8: stage a CRITICAL/HIGH subtask_summary for L2 (ctxward.compress.subagent_stopped).
+    """C8: stage a CRITICAL/HIGH subtask_summary for L2 (ctxward.compress.engine.subagent_stopped).
 
     Never blocks and never fails the sub-agent: any error is logged to .ctxward/log/.
     """
     try:
-        from ctxward.compress import subagent_stopped
+        from ctxward.compress.engine import subagent_stopped
 
         subagent_stopped(event.project, event.data)
     except Exception:  # noqa: BLE001 - C8 must not change the hook's answer or exit code
@@ -74,7 +74,7 @@ def _stage_summary(event: HookEvent) -> None:
 
 def _log_failure(event: HookEvent, label: str) -> None:
     try:
-        from ctxward.compress import log_failure
+        from ctxward.compress.engine import log_failure
 
         log_failure(event.project, label)
     except Exception:  # noqa: BLE001 - nothing left to report to

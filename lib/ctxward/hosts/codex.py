@@ -5,7 +5,7 @@ Codex runs command hooks from `hooks.json` files next to its config layers
 groups -> `{"type": "command", "command": ...}` handlers, the payload as one JSON object on
 stdin, the answer as JSON on stdout. ctxward's Codex hooks run `ctxward-hook --host codex`
 (`ctxward install codex`, or the example in examples/codex/hooks.json), inside the fallback
-wrapper of `ctxward.hookcommand` (Codex runs a command with `$SHELL -lc`). Sources: Codex's hooks
+wrapper of `ctxward.hosts.wiring` (Codex runs a command with `$SHELL -lc`). Sources: Codex's hooks
 documentation (developers.openai.com/codex/hooks), the generated hook schemas in
 openai/codex `codex-rs/hooks/schema/generated/`, and PRs openai/codex#19905 (PreCompact and
 PostCompact) and #21272 (SessionStart source `compact`).
@@ -120,8 +120,8 @@ def hook_args(event: str) -> list[str]:
 
 def command_for(event: str, baked: str | None = None) -> str:
     """The command a Codex hooks.json runs for `event`: `ctxward-hook --host codex`, from
-    `baked` (an absolute path) or PATH, in the wrapper `ctxward.hookcommand` renders."""
-    from ctxward.hookcommand import CODEX, render
+    `baked` (an absolute path) or PATH, in the wrapper `ctxward.hosts.wiring` renders."""
+    from ctxward.hosts.wiring import CODEX, render
 
     return render(CODEX, event, baked)
 
@@ -180,8 +180,8 @@ def dispatch_input(given: object) -> object:
 
 def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEvent:
     """Codex's payload as the internal event (its field names are Claude Code's)."""
+    from ctxward.core.project import find_project
     from ctxward.hookio import HookEvent
-    from ctxward.project import find_project
 
     name = payload.get("hook_event_name")
     if not isinstance(name, str) or not name:
@@ -213,7 +213,7 @@ def compacted_summary(rollout: object) -> str:
     """The message of the last `compacted` record of a Codex session file ('' when none)."""
     if not isinstance(rollout, str) or not rollout:
         return ""
-    from ctxward.fsutil import read_regular
+    from ctxward.core.fsutil import read_regular
 
     try:
         raw = read_regular(rollout, follow_links=True, limit=MAX_ROLLOUT_BYTES)

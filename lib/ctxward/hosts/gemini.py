@@ -6,7 +6,7 @@ Gemini CLI runs command hooks from the `hooks` block of `settings.json` (project
 It runs each command with `bash -c` in the project folder (`$GEMINI_PROJECT_DIR` and
 `$CLAUDE_PROJECT_DIR` set), writes one JSON object on stdin and parses stdout as JSON on exit 0;
 exit 2 blocks (stderr is the reason); any other exit is a warning and the CLI goes on. ctxward's
-hooks run `ctxward-hook --host gemini` inside the fallback wrapper of `ctxward.hookcommand`
+hooks run `ctxward-hook --host gemini` inside the fallback wrapper of `ctxward.hosts.wiring`
 (`ctxward install gemini`). Sources: the package's `bundle/docs/hooks/reference.md` and its
 bundled source; every fact below was seen with the real 0.61.0 driven headless (`gemini -p`)
 against tests/e2e/gemini/mock_gemini.py (payloads: tests/fixtures/gemini-cli-0.61.0/).
@@ -60,9 +60,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ctxward.core.project import find_project
 from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, decode_payload
-from ctxward.project import find_project
 
 SESSION_START = "SessionStart"
 BEFORE_AGENT = "BeforeAgent"
@@ -81,7 +81,7 @@ EVENTS: dict[str, tuple[str, str, str]] = {
     BEFORE_TOOL: ("PreToolUse", "pre-tool-use", DISPATCH_TOOL),
     AFTER_TOOL: ("PostToolUse", "post-tool-use", "*"),
 }
-# What Gemini may wait for each hook: the host timeout (`ctxward.limits`) of the internal event
+# What Gemini may wait for each hook: the host timeout (`ctxward.core.limits`) of the internal event
 # whose work it can do (BeforeAgent and BeforeModel render every rule, as SessionStart does).
 TIMEOUT_EVENT = {
     SESSION_START: "SessionStart",
@@ -99,7 +99,7 @@ RULES_MARKER = "[ctxward: the rules in force, restated after this session's comp
 AFTER_COMPRESSION = "gemini/after_compression.md.j2"
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # past this, only the tail is searched
 # Whether to say the rules is decided here, from RULES_MARKER in the request or the history, and
-# then every rule is said: the session's inject-once ledger (ctxward.ledger) is not consulted. It
+# then every rule is said: the session's inject-once ledger (invariants.ledger) is not consulted. It
 # would count BeforeModel's override, which the history does not keep, as said for good.
 _OWN_DEDUPE = {"per_request": True}
 
@@ -116,7 +116,7 @@ def hook_args(event: str) -> list[str]:
 
 def timeout_ms(event: str) -> int:
     """The `timeout` install writes for Gemini's `event`, in milliseconds."""
-    from ctxward.limits import HOST_TIMEOUT_SECONDS
+    from ctxward.core.limits import HOST_TIMEOUT_SECONDS
 
     return int(HOST_TIMEOUT_SECONDS[TIMEOUT_EVENT[event]] * 1000)
 
@@ -255,7 +255,7 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
 
 
 def _after_compression(context: str) -> str:
-    from ctxward.render import render
+    from ctxward.core.render import render
 
     return render(AFTER_COMPRESSION, marker=RULES_MARKER, text=context).strip()
 

@@ -42,7 +42,7 @@ event, type ``message.part.updated``   post-tool-    PostToolUse-  quiet
 The internal events: PreToolUse gets `tool_name` "Task" (OpenCode's `task`, whose arguments
 `description`, `prompt`, `subagent_type` are Claude Code's Task input) and `tool_input` = args;
 SessionStart gets `source`; PostCompact gets `trigger` and `compact_summary`; PostToolUse and
-PostToolUseFailure (the drift observer, ctxward/drift.py) get `tool_name` (OpenCode's tool id as
+PostToolUseFailure (the drift observer, drift/engine.py) get `tool_name` (OpenCode's tool id as
 is), `tool_input` = args, `tool_use_id` = callID and, from the plugin, `calls_since_text`. Every
 event gets `session_id` (OpenCode's sessionID) and `cwd` (the directory).
 
@@ -84,13 +84,13 @@ Empty stdout: nothing to do. Otherwise one JSON object; the plugin applies each 
   sends OpenCode's own system prompt as one system message and the plugin's strings joined as
   a second). The system prompt is rebuilt for every request, so what is put there is present
   in every request after a compaction: the rules the summary of this segment lacks (what it
-  kept is in the session's ledger, `ctxward.ledger`, written by post-compact), or every rule
+  kept is in the session's ledger, `invariants.ledger`, written by post-compact), or every rule
   when there is no ledger (no compaction seen, or its summary could not be read).
 - `watch` (experimental.chat.system.transform): absolute paths the answer depends on (the
   session's ledger among them). The plugin reuses the answer, per session after a compaction
   or on resume, without starting ctxward, until one of them changes (mtime, size, inode).
 - `restate` (event session.compacted): strings for the session's next request, once, as system
-  messages: the rules the summary lost or altered (graded by `ctxward.verdicts`) that the
+  messages: the rules the summary lost or altered (graded by `ctxward.invariants.verdicts`) that the
   system prompt has no room for (so no rule is in both). The plugin holds them until that
   request (experimental.chat.system.transform waits for the post-compact call still running)
   and then forgets them; nothing is left on disk.
@@ -125,9 +125,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxward.core.project import Project, find_project
 from ctxward.errors import HookInputError
 from ctxward.hookio import HookEvent, Outcome, decode_payload
-from ctxward.project import Project, find_project
 
 PRE_TOOL_USE = "PreToolUse"
 PRE_COMPACT = "PreCompact"
@@ -252,8 +252,10 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
         if outcome.context:
             body["system"] = [outcome.context]
         watch = watched_paths(event.project)
-        if event.session_id:  # what the summary kept (post-compact writes it: ctxward.ledger)
-            from ctxward.ledger import path_of
+        if (
+            event.session_id
+        ):  # what the summary kept (post-compact writes it: ctxward.invariants.ledger)
+            from ctxward.invariants.ledger import path_of
 
             watch.append(path_of(event.project, event.session_id))
         body["watch"] = [str(path) for path in watch]
@@ -294,9 +296,9 @@ def _tool_result(
 def watched_paths(project: Project) -> list[Path]:
     """What SessionStart's answer depends on: the plans folder, each plan, the config file,
     and this user's trust records (`ctxward trust` changes the answer)."""
-    from ctxward.config import config_path
-    from ctxward.invariants import INVARIANTS_FILE
-    from ctxward.trust import records_dir
+    from ctxward.core.config import config_path
+    from ctxward.invariants.rules import INVARIANTS_FILE
+    from ctxward.invariants.trust import records_dir
 
     plans = project.plans_dir
     paths = [plans]

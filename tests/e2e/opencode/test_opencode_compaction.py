@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 from e2e_harness import message_text  # loaded by tests/e2e/conftest.py
 
-from ctxward.fingerprint import fingerprint
+from ctxward.core.fingerprint import fingerprint
 
 pytestmark = pytest.mark.e2e
 

@@ -293,7 +293,7 @@ def test_the_guard_fails_closed(drive, fake, answer, env, why):
 
 def baked_plugin(folder: Path, program: Path) -> Path:
     """The plugin as `ctxward install opencode` writes it, naming `program`."""
-    from ctxward import hookcommand
+    from ctxward.hosts import wiring as hookcommand
 
     path = folder / "plugin" / "ctxward.js"
     path.parent.mkdir(parents=True, exist_ok=True)

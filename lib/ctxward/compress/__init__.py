@@ -1,0 +1,1 @@
+"""Inline compression (L1)."""

@@ -1,0 +1,1 @@
+"""The base floor: standard library only, no feature and no host knowledge."""

@@ -1,0 +1,1 @@
+"""Drift facts (seed 002)."""

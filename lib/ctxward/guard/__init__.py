@@ -1,0 +1,1 @@
+"""The dispatch guard (G9)."""

@@ -1,0 +1,1 @@
+"""Invariants that survive compaction (seed 003)."""

@@ -1,0 +1,1 @@
+"""Session summaries for recovery (seed 001)."""

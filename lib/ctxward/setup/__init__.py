@@ -1,0 +1,1 @@
+"""Install, doctor and demo: setting ctxward up on a machine."""

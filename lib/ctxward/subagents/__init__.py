@@ -1,0 +1,1 @@
+"""Sub-agent context economy (G0/G7/G8)."""

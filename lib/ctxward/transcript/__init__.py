@@ -1,0 +1,1 @@
+"""Reading host transcripts and the context audit."""
