@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/ctxward demo
 
+# Two workers (pytest-xdist): this is a 2-core machine, and most tests wait on a hook process.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
 # opencode-ai's postinstall runs `opencode --version`, which writes under the XDG folders:
 # they are kept inside its node_modules instead of the user's HOME.
