@@ -178,3 +178,41 @@ def test_bad_yaml_is_one_line(write_config, text, problem):
     assert message.startswith(".ctxward/config.yaml: ")
     assert problem in message
     assert "\n" not in message
+
+
+def test_one_pre_compact_reads_and_parses_the_config_once(
+    project, write_config, make_skill, activate_skill, load_payload, run_hook, monkeypatch
+):
+    """A PreCompact asks for the config from many places (the bank, the sub-agents' folder,
+    each feature's settings); the file is read once and parsed once."""
+    import yaml
+
+    from ctxward.core import config as config_module
+    from ctxward.core import fsutil
+
+    text = "injection:\n  limit_chars: 9000\nbank:\n  total_budget: 100\n"
+    write_config(text)
+    make_skill("alpha", ["alpha: never push to main"])
+    activate_skill("alpha", "one")
+    config_module._loaded.clear()
+    reads: list[str] = []
+    parses: list[str] = []
+    real_read, real_load = fsutil.read_regular, yaml.load
+
+    def read(path, *args, **kwargs):
+        if str(path).endswith("config.yaml"):
+            reads.append(str(path))
+        return real_read(path, *args, **kwargs)
+
+    def parse(stream, *args, **kwargs):
+        if stream == text:
+            parses.append(stream)
+        return real_load(stream, *args, **kwargs)
+
+    monkeypatch.setattr(fsutil, "read_regular", read)
+    monkeypatch.setattr(yaml, "load", parse)
+
+    code, _, err = run_hook(load_payload("PreCompact.json"))
+
+    assert (code, err) == (0, "")
+    assert (len(reads), len(parses)) == (1, 1)

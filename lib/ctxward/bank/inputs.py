@@ -22,6 +22,7 @@ from ctxward.compress.scoring import Tables
 from ctxward.core.fsutil import read_named, read_regular_text
 from ctxward.core.project import Project
 from ctxward.core.scrub import scrub
+from ctxward.core.text import one_line
 from ctxward.errors import BadInput
 
 KINDS = {
@@ -262,7 +263,7 @@ def _from_header(staged: compress.Staged, text: str, tables: Tables, label: str)
         "agent": staged.agent or "unknown",
         "phase": staged.phase,
         "date": staged.key.split("|")[0],
-        "summary": " ".join(" ".join(body).split()),
+        "summary": one_line(" ".join(body)),
         "status": "complete",
     }
     return compress.Entry(compress.structural(fields, tables), text, True, label)

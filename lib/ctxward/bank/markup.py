@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ctxward.core.text import one_line
+
 _MARKER = re.compile(r"^<!-- ctxward:(?P<kind>[\w-]+)(?P<attrs>(?: [\w-]+=\"[^\"]*\")*) -->$")
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
@@ -23,7 +25,7 @@ _NATURAL = re.compile(r"(\d+)")
 
 def escape(value: object) -> str:
     """A marker attribute value: one line, HTML-escaped (no quote, no `>`)."""
-    text = " ".join(str(value).split())
+    text = one_line(str(value))
     return html.escape(text, quote=True)
 
 
@@ -45,7 +47,7 @@ def cell(value: object) -> str:
     """A Markdown table cell: one line, `|` escaped, `—` for an empty value; a value that would
     read as something else (the `|---|` rule's `-` or `:--:`, a literal `—`) gets a backslash,
     so that `split_row` gives every value back as it was."""
-    text = " ".join(str(value).split()).replace("|", "\\|")
+    text = one_line(str(value)).replace("|", "\\|")
     if not text:
         return "—"
     return "\\" + text if _needs_escape(text) else text

@@ -31,6 +31,7 @@ from ctxward.bank.markup import natural_key
 from ctxward.bank.progress import Item as LogItem
 from ctxward.compress import scoring
 from ctxward.core.project import Project
+from ctxward.core.text import cut_at_word
 from ctxward.errors import BadInput
 
 _PHASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
@@ -214,9 +215,7 @@ def _log_lines(item: Item, refs: Sequence[str], decision: str = "") -> list[str]
 
 def compress_summary(text: str, limit: int = 400) -> str:
     """The archived summary: one line, at most `limit` characters."""
-    from ctxward.compress.engine import _cut
-
-    return _cut(" ".join(text.split()), limit)
+    return cut_at_word(text, limit)
 
 
 def _dedupe(items: Sequence[Item]) -> tuple[list[Item], list[inputs.Skip]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxward.bank.markup import Section, cell, split_row, split_sections, trim_blank
+from ctxward.core.text import cut, one_line
 from ctxward.errors import CtxwardError
 
 PREFIXES = {"D": "decision", "E": "endpoint", "M": "migration", "C": "component"}
@@ -45,7 +46,7 @@ class XrefError(CtxwardError):
 
 def norm(text: str) -> str:
     """An entity's identity: case and spacing do not matter."""
-    return " ".join(text.split()).casefold()
+    return one_line(text).casefold()
 
 
 def phase_cell(phase: str) -> str:
@@ -499,7 +500,6 @@ def decision_note(fields: Mapping[str, Any], source: str, title: str) -> Decisio
     adr = _ADR.search(source) or _ADR.search(narrative)
     if not summary and adr is None:
         return None
-    summary = _SENTENCE.split(" ".join(summary.split()))[0] if summary else title
-    if len(summary) > 120:
-        summary = summary[:119].rstrip() + "…"
+    summary = _SENTENCE.split(one_line(summary))[0] if summary else title
+    summary = cut(summary, 120, strip=True)
     return DecisionNote("ADR" if adr else "decision", summary, adr.group(0) if adr else "")

@@ -282,16 +282,45 @@ def config_path(project: Project) -> Path:
     return project.state_dir / CONFIG_FILE
 
 
+# The parsed config of each file this process has read, under the file's identity (device,
+# inode, size, mtime, ctime): a PreCompact asks for it from a dozen places (`Project.bank_dir`,
+# `sub_agents_dir`, each feature's settings) and reads and parses it once; a rewrite changes
+# the identity, so the next `load` reads the new text.
+_loaded: dict[str, tuple[tuple[int, ...], Config, object]] = {}
+
+
 def load(project: Project) -> Config:
     """The project's config: defaults when there is no file; BadInput for a bad one.
 
-    A file larger than `limits.MAX_CONFIG_BYTES` is refused unread: every sub-agent call reads
-    the config, and YAML this large takes seconds to parse (a committed 4 MB file: 14 s, past
-    the host's timeout for the dispatch guard).
+    Read and parsed once per version of the file in a process (`_loaded`); a later call costs
+    one `stat`. A file larger than `limits.MAX_CONFIG_BYTES` is refused unread: every sub-agent
+    call reads the config, and YAML this large takes seconds to parse (a committed 4 MB file:
+    14 s, past the host's timeout for the dispatch guard).
     """
     path = config_path(project)
     if not path.is_file():
         return Config()
+    try:
+        info = path.stat()
+    except OSError:  # gone since the check above: read it as before, and fail there
+        identity: tuple[int, ...] = ()
+    else:
+        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _loaded.get(str(path))
+    if identity and known is not None and known[0] == identity:
+        if known[2] is not None:  # put the scrub section back in force, as a fresh load would
+            from ctxward.core import scrub_config
+
+            scrub_config.apply(known[2], f"{project.relative(path)}: scrub")
+        return known[1]
+    config, scrub_section = _read(project, path)
+    if identity:
+        _loaded[str(path)] = (identity, config, scrub_section)
+    return config
+
+
+def _read(project: Project, path: Path) -> tuple[Config, object]:
+    """Read, parse and validate `path`; apply its scrub section. (config, that section)."""
     import yaml
 
     source = project.relative(path)
@@ -321,11 +350,12 @@ def load(project: Project) -> Config:
     if refused is not None:
         raise BadInput(f"{source}: {refused}")
     config = parse(data, source)
-    if isinstance(data, dict) and data.get("scrub") is not None:
+    scrub_section = data.get("scrub") if isinstance(data, dict) else None
+    if scrub_section is not None:
         from ctxward.core import scrub_config
 
-        scrub_config.apply(data["scrub"], f"{source}: scrub")
-    return config
+        scrub_config.apply(scrub_section, f"{source}: scrub")
+    return config, scrub_section
 
 
 _KEYWORD_KEYS = {"term", "impact", "risk", "novelty", "category", "forms"}
