@@ -14,7 +14,7 @@ from ctxward.errors import EXIT_ERROR
 @click.group("bank", cls=Group)
 @click.pass_context
 def bank(ctx: click.Context) -> None:
-    """The L2 memory bank: budgeted promotion at phase gates (seed 000 §6–18).
+    """The memory bank: what sub-agents did, promoted within a line budget at phase gates.
 
     The bank is .ctxward/memory-bank/ (.pantheon/memory-bank/ under `preset: pantheon`).
     Every command takes the bank's lock and finishes or undoes an interrupted promotion first.
@@ -74,8 +74,9 @@ def promote_command(
 
     ENTRIES are files holding subtask_summary / IMPL / REVIEW / PLAN entries (YAML or JSON,
     fenced or bare); without them, the entries staged in the bank's .tmp/ for the phase (by
-    C8/C11) are promoted and then removed. Writes 01-active-context.md, 02-progress-log.md,
-    .tmp/ZZ-phase{N}-context.md and _xref/, or nothing. Exit code 4: the CRITICAL entries alone
+    the SubagentStop hook and `ctxward handoff`) are promoted and then removed. Writes
+    01-active-context.md, 02-progress-log.md, .tmp/ZZ-phase{N}-context.md and _xref/, or
+    nothing. Exit code 4: the CRITICAL entries alone
     exceed the budget (nothing written).
 
     \b
@@ -127,7 +128,7 @@ def status_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def trim_command(ctx: click.Context, as_json: bool) -> None:
-    """C7: trim ## Completed Phases back to the budget (LOW removed, then MEDIUM cut to 0.5).
+    """Trim ## Completed Phases back to the budget (LOW removed, then MEDIUM cut to 0.5).
 
     CRITICAL and HIGH entries are never trimmed; whatever is trimmed is archived first to
     _notes/archive/YYYY-MM-compressed-entries.md. Promotions run it on their own when the
@@ -151,7 +152,7 @@ def trim_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def close_sprint_command(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
-    """C5: clean .tmp/, archive the cross-reference index, list unresolved entries.
+    """Close a sprint: clean .tmp/, archive the cross-reference index, list unresolved entries.
 
     Only what is in the bank is removed from .tmp/ (and the ZZ artifacts); blocked, partial and
     not-yet-promoted entries are listed and stay, as do files ctxward does not recognise.

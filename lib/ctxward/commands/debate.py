@@ -39,7 +39,7 @@ def _page(ctx: click.Context, debate: dict[str, Any]) -> str:
 
 @click.group(cls=Group)
 def debate() -> None:
-    """Consensus debates (seed 002): open one, record its rounds, close it to file the verdict.
+    """Consensus debates: open one, record its rounds, close it to file the verdict.
 
     Verdicts are computed, not chosen: TIMEOUT, BUDGET_EXHAUSTED, CONSENSUS_REACHED (no further
     objections, or a position that survived new counters unchanged), DEADLOCK (neither side
@@ -65,7 +65,7 @@ def debate() -> None:
 def debate_open(ctx: click.Context, source: str, as_json: bool) -> None:
     """Open a DebateSession from FILE (or stdin): {topic, layer, participants, budget?, slug?}.
 
-    layer names the harness layer (spec, plan, verify: the seed's budgets of 3/3/4 rounds and
+    layer names the harness layer (spec, plan, verify: built-in budgets of 3/3/4 rounds and
     2K/3K/2K tokens per turn; any other name: 3 rounds, 2K). budget may set maxRounds,
     maxTokensPerRound, maxWallClockMs (default 120000) and convergenceRounds (default 1). The
     debate's id is <layer>-<slug>; slug defaults to the topic's words. Exit 2 when the debate,

@@ -39,7 +39,8 @@ def _capacity(ctx: click.Context, agent_type: str | None) -> tuple[int, str | No
 
 @click.group(cls=Group)
 def dispatch() -> None:
-    """Check a sub-agent prompt against the G9 size table before dispatching it.
+    """Check a sub-agent prompt against the dispatch guard's size table before
+    dispatching it.
 
     \b
     Example:
@@ -64,7 +65,8 @@ def dispatch_check(
     force: bool,
     as_json: bool,
 ) -> None:
-    """Measure PROMPT_FILE (or stdin) in UTF-8 bytes and apply the G9 table.
+    """Measure PROMPT_FILE (or stdin) in UTF-8 bytes and apply the dispatch guard's size
+    table.
 
     Exit 0 when the dispatch may go (ok, soft-warn, near-limit, or a forced hard-reject),
     3 when it is rejected (PROMPT_TOO_LARGE, PROMPT_EMERGENCY), 2 when the input is refused:
@@ -128,7 +130,7 @@ def _record_forced(
 @agent_type_option
 @click.pass_context
 def thresholds(ctx: click.Context, markdown: bool, as_json: bool, agent_type: str | None) -> None:
-    """Print the G9 threshold table at the capacity in force.
+    """Print the dispatch guard's size table at the capacity in force.
 
     The percentages are the contract; .ctxward/config.yaml may only lower the capacity
     (dispatch.capacity_bytes, dispatch.capacity_by_agent). The README's table is this

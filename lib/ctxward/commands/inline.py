@@ -100,7 +100,7 @@ def _echo_runs(runs: list[Any], as_json: bool, *, with_stats: bool) -> None:
 
 @click.group("inline", cls=Group)
 def inline() -> None:
-    """L1 inline compression of subtask summaries and text (seed 000 §12).
+    """Inline compression of subtask summaries and text: scored, then kept, shortened or cut.
 
     Input is a subtask_summary (a ```yaml block whose top key is subtask_summary, or the bare
     mapping, YAML or JSON) or free text, from --text, --file or stdin. Everything is scrubbed of
@@ -237,7 +237,7 @@ def batch_command(
     blocker: bool,
     as_json: bool,
 ) -> None:
-    """Compress many entries or files in one run, each entry scored on its own (seed 000 §14).
+    """Compress many entries or files in one run, each entry scored on its own.
 
     A file may hold several entries (a YAML/JSON list, or several ```yaml blocks). A progress
     bar shows on a terminal.
@@ -270,7 +270,7 @@ def batch_command(
 @json_option
 @click.pass_context
 def handoff_command(ctx: click.Context, phase: str | None, as_json: bool) -> None:
-    """C11: compress the completed work staged in the memory bank's .tmp/, and list it.
+    """Hand off: compress the completed work staged in the memory bank's .tmp/, and list it.
 
     Run at a phase boundary; PreCompact runs the same at a session handoff. Idempotent: an
     entry already staged with the same content is left alone.

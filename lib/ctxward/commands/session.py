@@ -15,7 +15,7 @@ from ctxward.sessions import engine as sessions
 
 @click.group(cls=Group)
 def session() -> None:
-    """Compress a Claude Code session into a ≤ 200-token summary (seed 001).
+    """Compress a Claude Code session into a ≤ 200-token summary.
 
     \b
     Example:

@@ -24,9 +24,9 @@ from ctxward.commands import echo_json, json_option, project_of
 @click.option(
     "--agent-type",
     metavar="TYPE",
-    help="The sub-agent type, for its dispatch.capacity_by_agent entry in the G9 block.",
+    help="The sub-agent type, for its dispatch.capacity_by_agent entry in the self-check block.",
 )
-@click.option("--no-self-check", is_flag=True, help="Print the G8.6 protocol only.")
+@click.option("--no-self-check", is_flag=True, help="Print the sub-agent protocol only.")
 @json_option
 @click.pass_context
 def subagent_prompt(
@@ -41,11 +41,11 @@ def subagent_prompt(
     no_self_check: bool,
     as_json: bool,
 ) -> None:
-    """Print the G8.6 protocol (peek at the shared channel, share blockers, share completion
-    before the final heartbeat) and the G9 self-check block for ROLE in BATCH.
+    """Print the sub-agent protocol (peek at the shared channel, share blockers, share
+    completion before the final heartbeat) and the dispatch self-check block for ROLE in BATCH.
 
-    The self-check's byte thresholds are the G9 table (`ctxward thresholds`) at the capacity
-    in force (.ctxward/config.yaml `dispatch:`).
+    The self-check's byte thresholds are the dispatch guard's size table (`ctxward thresholds`)
+    at the capacity in force (.ctxward/config.yaml `dispatch:`).
 
     \b
     Example:

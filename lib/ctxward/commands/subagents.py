@@ -58,7 +58,7 @@ def _warn(warnings: Iterable[Any]) -> None:
 
 @click.group(cls=Group)
 def artifact() -> None:
-    """Record sub-agent artifacts as metadata (G7): the content stays on disk.
+    """Record sub-agent artifacts as metadata: the content stays on disk.
 
     \b
     Example:
@@ -297,7 +297,7 @@ def shared_read(
 def heartbeat(
     ctx: click.Context, batch: str, role: str, status: str, session: str | None, as_json: bool
 ) -> None:
-    """Report a sub-agent's status; 'done' warns COMPLETED_WITHOUT_SHARE (RL-23) when
+    """Report a sub-agent's status; 'done' warns COMPLETED_WITHOUT_SHARE when
     '<role>.completed' was not shared first.
 
     \b
