@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+from ctxward.core.log import best_effort
 from ctxward.errors import BudgetExceeded
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 from ctxward.invariants.rules import Plan, distill_all, plans_for_the_model
@@ -103,19 +104,12 @@ def _session_summary(event: HookEvent, transcript: str) -> None:
     """
     if not os.path.isfile(transcript):
         return  # nothing to summarize (and sessions.py is not worth importing for nothing)
-    try:
+    # The summary must not break compaction or its instructions; out of time is not a failure
+    # to log: `hookio.run` gives up quietly.
+    with best_effort(event.project, "pre_compact-session", reraise=(BudgetExceeded,)):
         from ctxward.sessions.engine import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
-    except BudgetExceeded:
-        raise  # out of time: not a failure to log, `hookio.run` gives up quietly
-    except Exception:  # noqa: BLE001 - the summary must not break compaction or its instructions
-        try:
-            from ctxward.compress.engine import log_failure
-
-            log_failure(event.project, "pre_compact-session")
-        except Exception:  # noqa: BLE001 - nothing left to report to
-            pass
 
 
 def _handoff(event: HookEvent) -> None:
@@ -126,16 +120,8 @@ def _handoff(event: HookEvent) -> None:
     """
     if not (event.project.bank_dir / ".tmp").is_dir():
         return  # nothing staged: session_handoff's own first check, without its imports
-    try:
+    # The handoff must not break compaction or its instructions.
+    with best_effort(event.project, "pre_compact-c11", reraise=(BudgetExceeded,)):
         from ctxward.compress.engine import session_handoff
 
         session_handoff(event.project)
-    except BudgetExceeded:
-        raise
-    except Exception:  # noqa: BLE001 - C11 must not break compaction or its instructions
-        try:
-            from ctxward.compress.engine import log_failure
-
-            log_failure(event.project, "pre_compact-c11")
-        except Exception:  # noqa: BLE001 - nothing left to report to
-            pass

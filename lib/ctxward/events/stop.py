@@ -38,10 +38,7 @@ def unfiled_reason(event: HookEvent, label: str) -> str:
             count_block(event.project, debate)
         return reason
     except Exception:  # noqa: BLE001 - our failure never holds the user's turn
-        try:
-            from ctxward.compress.engine import log_failure
+        from ctxward.core.log import log_failure
 
-            log_failure(event.project, label)
-        except Exception:  # noqa: BLE001 - nothing left to report to
-            pass
+        log_failure(event.project, label)
         return ""

@@ -13,6 +13,7 @@ short report that references the file. The compaction agent is never touched.
 
 from __future__ import annotations
 
+from ctxward.core.log import best_effort, log_failure
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 
@@ -56,7 +57,7 @@ def _summary_known(event: HookEvent) -> None:
         kept -= {v.ref.fingerprint for v in verdicts if v.verdict != KEPT}
         ledger.summary_kept(event.project, event.session_id, kept)
     except Exception:  # noqa: BLE001 - the compaction must go on; the rules are stated in full
-        _log_failure(event, "subagent_stop-summary")
+        log_failure(event.project, "subagent_stop-summary")
 
 
 def _stage_summary(event: HookEvent) -> None:
@@ -64,18 +65,7 @@ def _stage_summary(event: HookEvent) -> None:
 
     Never blocks and never fails the sub-agent: any error is logged to .ctxward/log/.
     """
-    try:
+    with best_effort(event.project, "subagent_stop-c8"):  # never the hook's answer or exit
         from ctxward.compress.engine import subagent_stopped
 
         subagent_stopped(event.project, event.data)
-    except Exception:  # noqa: BLE001 - C8 must not change the hook's answer or exit code
-        _log_failure(event, "subagent_stop-c8")
-
-
-def _log_failure(event: HookEvent, label: str) -> None:
-    try:
-        from ctxward.compress.engine import log_failure
-
-        log_failure(event.project, label)
-    except Exception:  # noqa: BLE001 - nothing left to report to
-        pass
