@@ -94,7 +94,9 @@ class Project(Value):
 
     @property
     def sub_agents_dir(self) -> Path:
-        """G7/G8 state: .ctxward/sub_agents, or .peaks/_sub_agents under `preset: peaks`."""
+        """G7/G8 state: .ctxward/sub_agents, or .peaks/_sub_agents under `preset: peaks`.
+
+        The preset comes from `config.load`, which reads and parses the file once per run."""
         from ctxward.core.config import load
 
         if load(self).preset == "peaks":
@@ -103,7 +105,9 @@ class Project(Value):
 
     @property
     def bank_dir(self) -> Path:
-        """The L2 memory bank: .ctxward/memory-bank, or .pantheon/memory-bank (preset pantheon)."""
+        """The L2 memory bank: .ctxward/memory-bank, or .pantheon/memory-bank (preset pantheon).
+
+        The preset comes from `config.load`, which reads and parses the file once per run."""
         from ctxward.core.config import load
 
         if load(self).preset == "pantheon":
