@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from ctxward.core.render import render
+from ctxward.transcript import audit as transcript_audit
+from ctxward.transcript import measure
 from ctxward.transcript import reader as t
+from ctxward.transcript import report as transcript_report
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
 DENY_COMPACT = FIXTURES / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
@@ -253,7 +256,7 @@ def session(tmp_path) -> Path:
 
 
 def test_audit_groups_segments_and_requests(session):
-    audit = t.audit(session)
+    audit = transcript_audit.audit(session)
     read = jsize({"file_path": f"{CWD}/src/a.py"})
     bash = jsize({"command": "pytest -q", "description": "run the tests"})
 
@@ -319,7 +322,7 @@ def test_attachments_count_what_is_rendered_and_the_system_prompt_once_per_segme
         tmp_path / "a.jsonl", hook, silent, old_style, snapshot, bigger, said("r1", "k", usage(9))
     )
 
-    groups = {(g["tool"], g["key"]): g["bytes"] for g in t.audit(path).top}
+    groups = {(g["tool"], g["key"]): g["bytes"] for g in transcript_audit.audit(path).top}
 
     assert groups == {
         ("attachment", "hook_additional_context:SessionStart"): len(
@@ -350,7 +353,7 @@ def test_subagent_transcripts_are_their_own_groups(tmp_path):
     (folder / "agent-abc.meta.json").write_text('{"agentType": "Explore"}')
     write(folder / "agent-def.jsonl", "not json\n")  # unreadable: left out, never fatal
 
-    audit = t.audit(main)
+    audit = transcript_audit.audit(main)
 
     assert audit.top[0]["tool"] == "Agent" and audit.top[0]["key"] == "Explore"
     (sub,) = audit.subagents
@@ -363,18 +366,18 @@ def test_subagent_transcripts_are_their_own_groups(tmp_path):
         100.0,
         1,
     )
-    assert t.audit(main, subagents=False).subagents == []
+    assert transcript_audit.audit(main, subagents=False).subagents == []
 
 
 def test_groups_are_bounded_and_lose_no_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(t, "MAX_GROUPS", 8)
+    monkeypatch.setattr(measure, "MAX_GROUPS", 8)
     records = []
     for n in range(40):
         records += [
             tool_use(f"r{n}", f"t{n}", "Bash", {"command": f"echo {n}"}),
             result(f"t{n}", "o" * (n + 1)),
         ]
-    audit = t.audit(write(tmp_path / "many.jsonl", *records), top=100)
+    audit = transcript_audit.audit(write(tmp_path / "many.jsonl", *records), top=100)
 
     assert audit.groups <= 8
     assert audit.folded_groups > 0
@@ -391,19 +394,19 @@ def test_keys_are_scrubbed(tmp_path):
         ),
         result("t1", "ok"),
     )
-    text = json.dumps(t.audit(path).as_dict())
+    text = json.dumps(transcript_audit.audit(path).as_dict())
     assert secret not in text
     assert "REDACTED" in text
 
 
 def test_tool_keys():
-    assert t.tool_key("Read", {"file_path": f"{CWD}/src/x.py"}, CWD) == "src/x.py"
-    assert t.tool_key("Bash", {"command": "git   log\n--oneline"}) == "git log --oneline"
-    assert t.tool_key("Agent", {"prompt": "p"}) == "general-purpose"
-    assert t.tool_key("Task", {"subagent_type": "Plan"}) == "Plan"
-    assert t.tool_key("Grep", {"pattern": "TODO", "path": f"{CWD}/lib"}, CWD) == "TODO in lib"
-    assert t.tool_key("mcp__x__y", {"n": 1}) == ""
-    assert len(t.tool_key("Bash", {"command": "x" * 500})) == t.KEY_CHARS
+    assert measure.tool_key("Read", {"file_path": f"{CWD}/src/x.py"}, CWD) == "src/x.py"
+    assert measure.tool_key("Bash", {"command": "git   log\n--oneline"}) == "git log --oneline"
+    assert measure.tool_key("Agent", {"prompt": "p"}) == "general-purpose"
+    assert measure.tool_key("Task", {"subagent_type": "Plan"}) == "Plan"
+    assert measure.tool_key("Grep", {"pattern": "TODO", "path": f"{CWD}/lib"}, CWD) == "TODO in lib"
+    assert measure.tool_key("mcp__x__y", {"n": 1}) == ""
+    assert len(measure.tool_key("Bash", {"command": "x" * 500})) == t.KEY_CHARS
 
 
 def test_foreign_and_unreadable_files(tmp_path):
@@ -412,19 +415,19 @@ def test_foreign_and_unreadable_files(tmp_path):
     binary = tmp_path / "blob.bin"
     binary.write_bytes(bytes(range(256)) * 100)
     for path in (foreign, binary):
-        with pytest.raises(t.NotATranscript, match="not a Claude Code transcript"):
-            t.audit(path)
+        with pytest.raises(transcript_audit.NotATranscript, match="not a Claude Code transcript"):
+            transcript_audit.audit(path)
     with pytest.raises(OSError):
-        t.audit(tmp_path / "missing.jsonl")
+        transcript_audit.audit(tmp_path / "missing.jsonl")
     with pytest.raises(OSError):
-        t.audit(tmp_path)
+        transcript_audit.audit(tmp_path)
 
 
 # --- the audit on the transcripts captured from Claude Code 2.1.332 ---------------------------
 
 
 def test_real_transcript_with_a_manual_compaction():
-    audit = t.audit(DENY_COMPACT)
+    audit = transcript_audit.audit(DENY_COMPACT)
 
     assert [(r.request_id, r.segment, r.context_tokens) for r in audit.requests] == [
         ("req_mock000003", 0, 12_556),
@@ -450,7 +453,7 @@ def test_real_transcript_with_its_subagent(tmp_path):
     folder.mkdir(parents=True)
     shutil.copy(ALLOW_AGENT, folder / "agent-a85995de1c25d0350.jsonl")
 
-    audit = t.audit(main)
+    audit = transcript_audit.audit(main)
 
     agent = next(g for g in audit.top if g["tool"] == "Agent")
     assert agent["key"] == "general-purpose" and agent["count"] == 1
@@ -471,9 +474,9 @@ def test_summary_stays_under_2_kb_and_is_additive(tmp_path):
             tool_use(f"r{n}", f"t{n}", "Bash", {"command": command}, usage(n)),
             result(f"t{n}", "o" * n),
         ]
-    audit = t.audit(write(tmp_path / "big.jsonl", *records), top=50)
+    audit = transcript_audit.audit(write(tmp_path / "big.jsonl", *records), top=50)
 
-    body = t.summary(audit, names=50)
+    body = transcript_report.summary(audit, names=50)
 
     assert len(json.dumps(body, ensure_ascii=False, indent=2).encode()) < 2048
     assert 0 < len(body["top"]) < 50
@@ -512,18 +515,20 @@ def test_html_page_is_self_contained_and_escapes(session, tmp_path):
         said("r2", "y", usage(5)),
     )
     for path in (session, nasty, DENY_COMPACT):
-        page = render("audit/report.html.j2", page=t.page_model(t.audit(path)))
+        page = render(
+            "audit/report.html.j2", page=transcript_report.page_model(transcript_audit.audit(path))
+        )
         assert page.startswith("<!DOCTYPE html>")
         assert "<svg" in page and "<path" in page
         for remote in ("http://", "https://", "<script", "<link", "@import", "src="):
             assert remote not in page.replace("http://www.w3.org", "")
     assert "&lt;script&gt;" in page or "&lt;script&gt;" in render(
-        "audit/report.html.j2", page=t.page_model(t.audit(nasty))
+        "audit/report.html.j2", page=transcript_report.page_model(transcript_audit.audit(nasty))
     )
 
 
 def test_page_model_stacks_sum_to_the_measured_context(session):
-    model = t.page_model(t.audit(session))
+    model = transcript_report.page_model(transcript_audit.audit(session))
     assert model["legend"][0]["label"] == "system prompt + tools"
     assert len(model["markers"]) == 1 and model["markers"][0]["label"] == "auto compaction"
     assert model["stats"]["compactions"] == 1
@@ -543,4 +548,4 @@ def test_a_transcript_past_its_limit_or_not_a_regular_file_is_refused_unread(tmp
             list(t.iter_records(path))
         assert raised.value.errno == code
         with pytest.raises(OSError):
-            t.audit_file(Path(path))
+            transcript_audit.audit_file(Path(path))

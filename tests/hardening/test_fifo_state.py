@@ -355,6 +355,7 @@ def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
     from ctxward.core import lock
     from ctxward.errors import BadInput, CtxwardError
     from ctxward.invariants import pending
+    from ctxward.transcript import audit as transcript_audit
     from ctxward.transcript import reader as transcript
 
     fifo = tmp_path / "fifo"
@@ -365,7 +366,7 @@ def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
         with pytest.raises(OSError, match="not a regular file"):
             list(transcript.iter_records(fifo))
         with pytest.raises(OSError, match="not a regular file"):
-            transcript.audit_file(fifo)
+            transcript_audit.audit_file(fifo)
         with pytest.raises(BadInput, match="cannot read: not a regular file"):
             archive.read(fifo)
         assert lock.stale_owner(fifo) is True  # never a lock owner ctxward made: broken

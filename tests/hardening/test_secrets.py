@@ -351,7 +351,7 @@ def test_the_scan_finds_a_planted_leak(life: Lifecycle) -> None:
 def test_an_audit_key_is_scrubbed_before_it_is_cut(life: Lifecycle) -> None:
     """Regression: the audit folded a command to one line and cut it before scrubbing, so a
     key block in a heredoc lost its shape and its second line was printed."""
-    from ctxward.transcript.reader import tool_key
+    from ctxward.transcript.measure import tool_key
 
     block = next(item for item in life.secrets.items if item.kind == "private_key")
     key = tool_key("Bash", {"command": f"cat > key.pem <<'EOF'\n{block.value}\nEOF"})

@@ -41,31 +41,35 @@ def audit(
         ctxward audit --summary --json
         ctxward audit ~/.claude/projects/-home-me-repo/SESSION.jsonl --html audit.html
     """
+    from ctxward.transcript import audit as transcript_audit
     from ctxward.transcript import reader
+    from ctxward.transcript import report as transcript_report
 
     path = transcript or reader.find_transcript(project_of(ctx, anywhere=True).root, os.environ)
     try:
         if path is None:
             folder = reader.projects_dir(os.environ)
             raise FileNotFoundError(f"no transcript of this project under {folder}")
-        result = reader.audit(path, top=top, subagents=not no_subagents)
-    except (OSError, reader.NotATranscript) as exc:
-        reason = str(exc) if isinstance(exc, reader.NotATranscript) else _os_reason(exc)
-        echo_result(as_json, reader.unavailable(reason), "audit/unavailable.txt.j2", reason=reason)
+        result = transcript_audit.audit(path, top=top, subagents=not no_subagents)
+    except (OSError, transcript_audit.NotATranscript) as exc:
+        reason = str(exc) if isinstance(exc, transcript_audit.NotATranscript) else _os_reason(exc)
+        echo_result(
+            as_json, transcript_audit.unavailable(reason), "audit/unavailable.txt.j2", reason=reason
+        )
         return
     if html_file is not None:
         from ctxward.core.fsutil import atomic_write
 
-        page = render("audit/report.html.j2", page=reader.page_model(result))
+        page = render("audit/report.html.j2", page=transcript_report.page_model(result))
         # The user named it: their own links on the way are theirs to follow (`out.html` too).
         atomic_write(html_file.parent.resolve() / html_file.name, page)
     if summary:
-        body = reader.summary(result, names=top)
+        body = transcript_report.summary(result, names=top)
         echo_result(as_json, body, "audit/summary.txt.j2", s=body)
     elif as_json:
         echo_json(result.as_dict())
     else:
-        model = reader.text_model(result.as_dict())
+        model = transcript_report.text_model(result.as_dict())
         click.echo(render("audit/report.txt.j2", audit=model, top_segment=5), nl=False)
 
 

@@ -1125,7 +1125,7 @@ _LABEL_KEYS = frozenset(
 def describe(tool: str, tool_input: object, root: str = "") -> str:
     """What a call is about (the command, file or pattern), one line, scrubbed of secrets."""
     from ctxward.core.scrub import scrub
-    from ctxward.transcript.reader import tool_key
+    from ctxward.transcript.measure import tool_key
 
     params = tool_input if isinstance(tool_input, dict) else {}
     # Scrubbed before tool_key shortens them: a secret cut in half would no longer be found.
