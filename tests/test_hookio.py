@@ -330,7 +330,7 @@ def test_config_and_sessions_import_without_dataclasses():
     lib = Path(__file__).resolve().parents[1] / "lib"
     code = (
         f"import sys; sys.path.insert(0, {str(lib)!r}); "
-        "import ctxward.core.config, ctxward.sessions.engine; "
+        "import ctxward.core.config, ctxward.sessions.store, ctxward.sessions.recovery; "
         "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))"
     )
     done = subprocess.run(

@@ -168,7 +168,7 @@ def test_unclosed_analysis_tags_cost_linear_time():
 
 
 def test_a_session_summary_reads_whole_lines_within_the_limits(tmp_path):
-    from ctxward.sessions.engine import _Extractor
+    from ctxward.sessions.extract import _Extractor
 
     walker = _Extractor()
     long = "word " * 40_000 + "\n" + "tail\n"  # 200 KB on one line, then a short one

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 from ctxward.core.project import Project
-from ctxward.sessions import engine as sessions
-from ctxward.sessions.engine import estimate_tokens
+from ctxward.core.text import estimate_tokens
+from ctxward.sessions import budget as sessions_budget
+from ctxward.sessions import store
 from ctxward.transcript.reader import project_folder_name
 
 SESSION = "0f3c2a77-5d1e-4b6a-9c48-2e7d1a9b6c55"
@@ -65,7 +66,9 @@ def test_summarize_prints_and_writes_the_yaml(project, transcript):
     assert result.stderr == f"ctxward: wrote .ctxward/sessions/{SESSION}.yaml\n"
     written = yaml.safe_load(result.stdout)
     block, overflow = written["session_summary"], written.get("overflow", {})
-    assert estimate_tokens(sessions.render_block(sessions.read(Project(project), SESSION))) <= 100
+    assert (
+        estimate_tokens(sessions_budget.render_block(store.read(Project(project), SESSION))) <= 100
+    )
 
     def whole(name: str) -> list[str]:  # seed 001: in the summary, or in the file's overflow
         return block[name] + overflow.get(name, [])

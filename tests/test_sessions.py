@@ -14,9 +14,15 @@ import pytest
 import yaml
 
 from ctxward.core.project import Project
+from ctxward.core.text import estimate_tokens
 from ctxward.errors import BadInput
-from ctxward.sessions import engine as sessions
-from ctxward.sessions.engine import Extraction, compress, estimate_tokens
+from ctxward.sessions import budget as sessions_budget
+from ctxward.sessions import extract as sessions_extract
+from ctxward.sessions import patterns as sessions_patterns
+from ctxward.sessions import recovery as sessions_recovery
+from ctxward.sessions import store as sessions_store
+from ctxward.sessions.budget import compress
+from ctxward.sessions.extract import Extraction
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
 SESSION = "5b1095aa-0c8e-4d0f-9a51-3f7e2b6c1d40"
@@ -159,11 +165,11 @@ def planted_session(filler_rounds: int = 1) -> Transcript:
 DECISIONS_LIST = list(DECISIONS)
 
 
-def summary_of(tmp_path: Path, t: Transcript) -> tuple[Extraction, sessions.Summary]:
-    return sessions.summarize(t.write(tmp_path / f"{t.session_id}.jsonl"))
+def summary_of(tmp_path: Path, t: Transcript) -> tuple[Extraction, sessions_budget.Summary]:
+    return sessions_store.summarize(t.write(tmp_path / f"{t.session_id}.jsonl"))
 
 
-def everything(summary: sessions.Summary) -> str:
+def everything(summary: sessions_budget.Summary) -> str:
     return "\n".join(
         [*summary.decisions, *summary.errors_and_fixes, *summary.action_items, summary.pattern]
     )
@@ -206,7 +212,7 @@ def test_one_decision_said_three_ways_is_kept_once(tmp_path):
 def test_filler_greetings_code_tool_output_and_injected_text_are_not_content(tmp_path):
     _, summary = summary_of(tmp_path, planted_session())
 
-    text = sessions.render_file(summary)
+    text = sessions_store.render_file(summary)
     for absent in ("Hello", "Thanks", "Sure", "Let me", "helper returns", "function title"):
         assert absent not in text
     for noise in ("MongoDB", "users table", "magic", "connection refused", "decided = true"):
@@ -217,14 +223,14 @@ def test_a_session_of_10000_tokens_compresses_20_to_1_and_keeps_everything(tmp_p
     extraction, summary = summary_of(tmp_path, planted_session(filler_rounds=9))
 
     assert 9_000 <= summary.token_count <= 14_000
-    assert summary.compressed_tokens <= sessions.TOKEN_BUDGET
+    assert summary.compressed_tokens <= sessions_patterns.TOKEN_BUDGET
     assert summary.token_count / summary.compressed_tokens >= 20
     assert summary.ratio >= 20
     assert summary.tokens_saved == summary.token_count - summary.compressed_tokens
     kept = everything(summary)
     planted = [*DECISIONS.values(), *ERRORS, *ERRORS.values(), *ACTIONS.values()]
     assert [fragment for fragment in planted if fragment not in kept] == []
-    stats = sessions.stats(extraction, summary)
+    stats = sessions_recovery.stats(extraction, summary)
     assert stats["found"]["decisions"] == stats["kept"]["decisions"] == 3
     assert stats["within_budget"] is True
 
@@ -232,7 +238,7 @@ def test_a_session_of_10000_tokens_compresses_20_to_1_and_keeps_everything(tmp_p
 def test_the_summary_block_is_what_compressed_tokens_counts(tmp_path):
     _, summary = summary_of(tmp_path, planted_session())
 
-    block = sessions.render_block(summary)
+    block = sessions_budget.render_block(summary)
     assert summary.compressed_tokens == math.ceil(len(block.encode("utf-8")) / 4)
     assert f"compressed_tokens: {summary.compressed_tokens}\n" in block
 
@@ -249,7 +255,7 @@ def test_an_action_said_done_later_is_marked_done(tmp_path):
         "Add rate limiting to the auth endpoints (done)",
         "Write integration tests for the payment flow",
     )
-    recovery = sessions.recovery_text(summary, "x.yaml", "compact", 9_000)
+    recovery = sessions_recovery.recovery_text(summary, "x.yaml", "compact", 9_000)
     assert "- Completed: Add rate limiting to the auth endpoints\n" in recovery
     # Seed 001's recovery form: the open action items are the "Open items".
     assert "- Open items: Write integration tests for the payment flow\n" in recovery
@@ -263,7 +269,7 @@ def test_an_error_without_a_fix_is_an_open_item(tmp_path):
     assert summary.errors_and_fixes == (
         "The nightly export crashes with MemoryError on large accounts",
     )
-    recovery = sessions.recovery_text(summary, "x.yaml", "compact", 9_000)
+    recovery = sessions_recovery.recovery_text(summary, "x.yaml", "compact", 9_000)
     assert "- Pending (unresolved errors): The nightly export crashes with MemoryError" in recovery
 
 
@@ -310,23 +316,23 @@ def test_secrets_are_scrubbed_before_anything_is_kept(tmp_path, project):
     t.assistant(f"TODO: move {token} into the vault.")
 
     extraction, summary = summary_of(tmp_path, t)
-    written = sessions.write(Project(project), summary, tmp_path / "t.jsonl")
+    written = sessions_store.write(Project(project), summary, tmp_path / "t.jsonl")
 
     text = written.path.read_text(encoding="utf-8")
     assert token not in text and token[4:20] not in text
     assert text.count("[REDACTED:github_token]") == 2
     assert extraction.redactions == 2
-    assert token not in sessions.recovery_text(summary, "x", "compact", 9_000)
+    assert token not in sessions_recovery.recovery_text(summary, "x", "compact", 9_000)
 
 
 def test_the_real_2_1_332_transcript(tmp_path):
     path = FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
 
-    extraction, summary = sessions.summarize(path)
+    extraction, summary = sessions_store.summarize(path)
 
     assert summary.session_id == "7de73c29-a9cd-4608-aa26-55358a7f7df9"
     assert extraction.user_messages == 2  # the two prompts; commands and the summary are not
-    text = sessions.render_file(summary)
+    text = sessions_store.render_file(summary)
     for absent in ("local-command", "Caveat", "continued from a previous", "MOCK_SUMMARY"):
         assert absent not in text
     assert summary.duration != "unknown"
@@ -338,14 +344,14 @@ def test_a_file_that_is_not_a_transcript_is_bad_input(tmp_path):
     path.write_text('{"a": 1}\nnot json\n', encoding="utf-8")
 
     with pytest.raises(BadInput, match="not a Claude Code transcript"):
-        sessions.extract(path)
+        sessions_extract.extract(path)
 
 
 def test_an_empty_transcript_gives_an_empty_summary(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_text("", encoding="utf-8")
 
-    extraction, summary = sessions.summarize(path)
+    extraction, summary = sessions_store.summarize(path)
 
     assert summary.is_empty() and summary.session_id == "empty" and summary.duration == "unknown"
     assert extraction.token_count == 0
@@ -356,7 +362,11 @@ def test_sentences_drop_fences_tables_quotes_and_code_lines():
         "First sentence. Second one!\n```\ncode decided\n```\n| a | b |\n> quoted decided\n"
         "    indented_code = 1\n- a bullet item\n~~~\nunclosed decided"
     )
-    assert list(sessions.sentences(text)) == ["First sentence.", "Second one!", "a bullet item"]
+    assert list(sessions_patterns.sentences(text)) == [
+        "First sentence.",
+        "Second one!",
+        "a bullet item",
+    ]
 
 
 # --- the budget -------------------------------------------------------------------------------
@@ -394,7 +404,7 @@ LOWER = {
 }
 
 
-def remaining(summary: sessions.Summary) -> dict[str, int]:
+def remaining(summary: sessions_budget.Summary) -> dict[str, int]:
     return {
         "patterns": len(summary.patterns),
         "architecture": len(summary.architecture),
@@ -470,7 +480,7 @@ def test_critical_items_over_the_budget_stay_in_the_file_and_the_view_says_how_m
     )
     actions = ("Write the migration guide", "Tag the release")
     summary = compress(extraction(decisions=decisions, action_items=actions, **LOWER))
-    written = sessions.write(Project(project), summary)
+    written = sessions_store.write(Project(project), summary)
 
     assert summary.compressed_tokens <= 200
     data = yaml.safe_load(written.path.read_text(encoding="utf-8"))
@@ -480,7 +490,7 @@ def test_critical_items_over_the_budget_stay_in_the_file_and_the_view_says_how_m
     assert tuple(loaded["action_items"] + overflow.get("action_items", [])) == actions
     assert loaded["action_items"]  # each critical category keeps its first items in the block
     where = project.relative_to(project) / ".ctxward/sessions/x.yaml"
-    view = sessions.recovery_text(summary, str(where), "compact", 9_000)
+    view = sessions_recovery.recovery_text(summary, str(where), "compact", 9_000)
     shown = re.findall(r"Decision \d\d", view)
     more = re.search(r"^- (\d+) more \(.*\) in \.ctxward/sessions/x\.yaml$", view, re.MULTILINE)
     assert "- Open items: Write the migration guide; Tag the release\n" in view  # first
@@ -495,7 +505,7 @@ def test_critical_items_over_the_budget_stay_in_the_file_and_the_view_says_how_m
 
 def test_the_yaml_has_the_seed_shape(tmp_path, project):
     _, summary = summary_of(tmp_path, planted_session())
-    written = sessions.write(Project(project), summary, tmp_path / f"{SESSION}.jsonl")
+    written = sessions_store.write(Project(project), summary, tmp_path / f"{SESSION}.jsonl")
 
     assert written.path == project / ".ctxward" / "sessions" / f"{SESSION}.yaml"
     data = yaml.safe_load(written.path.read_text(encoding="utf-8"))
@@ -517,16 +527,16 @@ def test_the_yaml_has_the_seed_shape(tmp_path, project):
     assert all(isinstance(block[k], int) for k in ("token_count", "compressed_tokens"))
     assert block["user"] == {"level": "beginner"}
     assert data["source"] == {"transcript": str(tmp_path / f"{SESSION}.jsonl")}
-    assert sessions.as_dict(summary) == block
-    assert sessions.read(Project(project), SESSION) == summary.replace(dropped={})
+    assert sessions_recovery.as_dict(summary) == block
+    assert sessions_store.read(Project(project), SESSION) == summary.replace(dropped={})
 
 
 def test_writing_is_idempotent(tmp_path, project):
     _, summary = summary_of(tmp_path, planted_session())
 
-    first = sessions.write(Project(project), summary)
+    first = sessions_store.write(Project(project), summary)
     stat = first.path.stat()
-    second = sessions.write(Project(project), summary)
+    second = sessions_store.write(Project(project), summary)
 
     assert (first.changed, second.changed) == (True, False)
     assert (first.path.stat().st_ino, first.path.stat().st_mtime_ns) == (
@@ -550,9 +560,9 @@ def test_writing_is_idempotent(tmp_path, project):
 def test_any_text_round_trips_through_the_yaml(project, text):
     summary = compress(extraction(decisions=(text,), patterns=("ok",)))
 
-    written = sessions.write(Project(project), summary)
+    written = sessions_store.write(Project(project), summary)
 
-    assert sessions.read(Project(project), SESSION).decisions == (text,)
+    assert sessions_store.read(Project(project), SESSION).decisions == (text,)
     assert written.path.read_bytes().decode("utf-8")
 
 
@@ -560,11 +570,11 @@ def test_any_text_round_trips_through_the_yaml(project, text):
 def test_unsafe_session_ids_stay_inside_the_sessions_folder(project, session_id):
     summary = compress(extraction(session_id=session_id, decisions=("Use PostgreSQL for it",)))
 
-    written = sessions.write(Project(project), summary)
+    written = sessions_store.write(Project(project), summary)
 
     assert written.path.parent == project / ".ctxward" / "sessions"
     assert re.fullmatch(r"id-[0-9a-f]{16}\.yaml", written.path.name)
-    assert sessions.read(Project(project), session_id).session_id == session_id
+    assert sessions_store.read(Project(project), session_id).session_id == session_id
 
 
 def test_a_damaged_file_is_no_summary(project):
@@ -572,7 +582,7 @@ def test_a_damaged_file_is_no_summary(project):
     folder.mkdir(parents=True)
     for content in (b"session_summary: [unclosed", b"\xff\xfe", b"- a list\n", b"a: 1\n"):
         (folder / f"{SESSION}.yaml").write_bytes(content)
-        assert sessions.read(Project(project), SESSION) is None
+        assert sessions_store.read(Project(project), SESSION) is None
 
 
 # --- the hooks: PreCompact writes it, SessionStart recovers from it ---------------------------
@@ -747,11 +757,11 @@ def test_many_invariants_keep_their_room_and_the_recovery_shrinks_or_points(
 
 def test_a_small_room_gives_a_pointer_then_nothing(tmp_path, project):
     _, summary = summary_of(tmp_path, planted_session())
-    sessions.write(Project(project), summary)
-    full = sessions.with_recovery(Project(project), SESSION, "", 9_000, "compact")
+    sessions_store.write(Project(project), summary)
+    full = sessions_recovery.with_recovery(Project(project), SESSION, "", 9_000, "compact")
     assert full.startswith("Session recovery")
 
-    shrunk = sessions.with_recovery(Project(project), SESSION, "", 400, "compact")
+    shrunk = sessions_recovery.with_recovery(Project(project), SESSION, "", 400, "compact")
     assert len(shrunk) <= 400
     assert shrunk.startswith("Session recovery (ctxward), from ")
     assert "- Open items: Add rate limiting" in shrunk  # what is still to do stays
@@ -759,11 +769,14 @@ def test_a_small_room_gives_a_pointer_then_nothing(tmp_path, project):
         rf"^- \d+ more \(.*\) in \.ctxward/sessions/{SESSION}\.yaml$", shrunk, re.MULTILINE
     )
 
-    pointer = sessions.with_recovery(Project(project), SESSION, "", 240, "compact")
+    pointer = sessions_recovery.with_recovery(Project(project), SESSION, "", 240, "compact")
     assert pointer.startswith("Session recovery (ctxward): this session's summary (3 decisions")
     assert len(pointer) <= 240
 
-    assert sessions.with_recovery(Project(project), SESSION, "head\n", 60, "compact") == "head\n"
+    assert (
+        sessions_recovery.with_recovery(Project(project), SESSION, "head\n", 60, "compact")
+        == "head\n"
+    )
 
 
 # --- seed 001 "Compression Ratio Targets" and "Preserve 100% of decisions, errors, action items"
@@ -816,7 +829,7 @@ def caused_errors_session(tokens: int, scratch: Path) -> Transcript:
     t = planted_session(filler_rounds=0)
     for said, _ in CAUSED_ERRORS:
         t.assistant(*said)
-    base = sessions.extract(t.write(scratch / "base.jsonl")).token_count
+    base = sessions_extract.extract(t.write(scratch / "base.jsonl")).token_count
     t.tool("Read", {"file_path": "/home/dev/project/big.log"}, "x" * max(0, (tokens - base) * 4))
     return t
 
@@ -845,23 +858,23 @@ def test_the_seed_ratio_table_is_met_and_every_critical_item_is_kept(
     _, summary = summary_of(tmp_path, caused_errors_session(length, tmp_path))
 
     assert length <= summary.token_count <= length * 1.02
-    assert summary.compressed_tokens == estimate_tokens(sessions.render_block(summary))
+    assert summary.compressed_tokens == estimate_tokens(sessions_budget.render_block(summary))
     assert summary.compressed_tokens <= size <= 200  # the seed's "Compressed Size"
     assert summary.token_count / summary.compressed_tokens >= ratio  # its "Ratio"
     everything_kept = "\n".join(
-        item for name in sessions.CRITICAL for item in summary.everything(name)
+        item for name in sessions_patterns.CRITICAL for item in summary.everything(name)
     )
     for fragment in [*DECISIONS.values(), *ERRORS, *ERRORS.values(), *ACTIONS.values()]:
         assert fragment in everything_kept
     for _, parts in CAUSED_ERRORS:
         assert all(part.lower() in everything_kept.lower() for part in parts)
     # What is not in the block is in the file, counted in the block and in the recovery text.
-    written = sessions.write(Project(project), summary)
+    written = sessions_store.write(Project(project), summary)
     data = yaml.safe_load(written.path.read_text(encoding="utf-8"))
     held = sum(len(items) for items in data.get("overflow", {}).values())
     assert data["session_summary"].get("overflow", 0) == held == summary.held_over()
     where = f".ctxward/sessions/{SESSION}.yaml"
-    view = sessions.with_recovery(Project(project), SESSION, "", 9_000, "resume")
+    view = sessions_recovery.with_recovery(Project(project), SESSION, "", 9_000, "resume")
     assert estimate_tokens(view.split("\n", 1)[1]) <= 200
     assert "- Open items: " + "; ".join(ACTIONS.values()) + "\n" in view  # the real ones, first
     assert "- Your level: beginner" in view

@@ -12,7 +12,7 @@ The writers (each a cycle of operations, run by a forked child in a loop until i
 - memory-bank files (`bank promote`, journaled transaction);
 - ArtifactMeta (`artifacts.record_artifact`) and the SubagentStop hook (report artifact + meta);
 - the G8 shared channel (`share`, `heartbeat`);
-- session YAML (`sessions.write`);
+- session YAML (`sessions_store.write`);
 - the drift observer (PostToolUse hook: the append-only log and the state file).
 
 The reference run (before any kill, in the same project) records every content each file takes;
@@ -59,7 +59,7 @@ from ctxward.invariants.rules import (
     load_plans,
     parse_sections,
 )
-from ctxward.sessions import engine as sessions
+from ctxward.sessions import store as sessions_store
 from ctxward.subagents import artifacts
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -314,10 +314,10 @@ def build_writers(root: Path) -> dict[str, Writer]:
         check=lambda p, data: _check_channel(data, values),
     )
 
-    # session YAML (sessions.write)
+    # session YAML (sessions_store.write)
     def summarize(transcript: Path) -> None:
-        _, found = sessions.summarize(transcript, "sess-y")
-        sessions.write(project, found, transcript)
+        _, found = sessions_store.summarize(transcript, "sess-y")
+        sessions_store.write(project, found, transcript)
 
     writers["session YAML"] = Writer(
         "session YAML",
@@ -399,7 +399,9 @@ def _check_yaml_or_plan(project: Project, path: Path, data: bytes) -> None:
 
 
 def _check_session(project: Project, session_id: str) -> None:
-    assert sessions.read(project, session_id) is not None, f"{session_id}.yaml does not read back"
+    assert sessions_store.read(project, session_id) is not None, (
+        f"{session_id}.yaml does not read back"
+    )
 
 
 def _check_offload(path: Path, data: bytes) -> None:

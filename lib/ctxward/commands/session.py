@@ -10,7 +10,7 @@ import click
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.sessions import engine as sessions
+from ctxward.sessions import budget, extract, recovery, store
 
 
 @click.group(cls=Group)
@@ -42,9 +42,9 @@ def _transcript(project: Project, given: Path | None) -> Path:
     return path  # a FIFO, a device, a folder: refused when opened (`_summarize`), never awaited
 
 
-def _summarize(path: Path, session_id: str = "") -> tuple[sessions.Extraction, sessions.Summary]:
+def _summarize(path: Path, session_id: str = "") -> tuple[extract.Extraction, budget.Summary]:
     try:
-        return sessions.summarize(path, session_id)
+        return store.summarize(path, session_id)
     except OSError as exc:
         raise BadInput(f"{path}: {exc.strerror or exc}") from None
 
@@ -71,15 +71,15 @@ def summarize_command(
     project = project_of(ctx)
     path = _transcript(project, transcript)
     extraction, summary = _summarize(path, session_id or "")
-    written = sessions.write(project, summary, path)
+    written = store.write(project, summary, path)
     if as_json:
         echo_json(
             {
                 "path": project.relative(written.path),
-                "session_summary": sessions.as_dict(summary),
+                "session_summary": recovery.as_dict(summary),
                 "dropped": {name: list(items) for name, items in summary.dropped.items()},
                 "overflow": {name: list(items) for name, items in summary.overflow.items()},
-                "stats": sessions.stats(extraction, summary, path),
+                "stats": recovery.stats(extraction, summary, path),
             }
         )
     else:
@@ -102,5 +102,5 @@ def stats_command(ctx: click.Context, transcript: Path | None, as_json: bool) ->
     """
     path = _transcript(project_of(ctx, anywhere=True), transcript)
     extraction, summary = _summarize(path)
-    body = sessions.stats(extraction, summary, path)
+    body = recovery.stats(extraction, summary, path)
     echo_result(as_json, body, "session/cli_stats.txt.j2", stats=body)

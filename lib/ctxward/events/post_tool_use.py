@@ -61,7 +61,7 @@ def _summary_when_low(event: HookEvent, facts: list[Any]) -> Any:
     transcript = event.text("transcript_path")
 
     def after() -> None:
-        from ctxward.sessions.engine import write_from_hook
+        from ctxward.sessions.store import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
 

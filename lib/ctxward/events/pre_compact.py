@@ -107,7 +107,7 @@ def _session_summary(event: HookEvent, transcript: str) -> None:
     # The summary must not break compaction or its instructions; out of time is not a failure
     # to log: `hookio.run` gives up quietly.
     with best_effort(event.project, "pre_compact-session", reraise=(BudgetExceeded,)):
-        from ctxward.sessions.engine import write_from_hook
+        from ctxward.sessions.store import write_from_hook
 
         write_from_hook(event.project, event.session_id, transcript)
 

@@ -13,7 +13,7 @@ from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:
-    from ctxward.sessions.engine import write_from_hook
+    from ctxward.sessions.store import write_from_hook
 
     write_from_hook(event.project, event.session_id, event.text("transcript_path"))
     return NOTHING

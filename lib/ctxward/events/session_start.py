@@ -69,7 +69,7 @@ def handle(event: HookEvent) -> Outcome:
     elif source == "resume" and not per_request:
         ledger.record(event.project, event.session_id, (), resumed_in=event.text("transcript_path"))
     if recover:  # seed 001 recovery: after the invariants, in what room they leave
-        from ctxward.sessions.engine import with_recovery
+        from ctxward.sessions.recovery import with_recovery
 
         text = with_recovery(event.project, event.session_id, text, limit, source)
     if not text and not notice:
