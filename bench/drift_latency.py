@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "lib"))
 
 from hook_latency import timed  # noqa: E402  (bench/ is on sys.path when run as a script)
 
-from ctxward.drift import engine as drift  # noqa: E402
+from ctxward.drift import observe, signatures  # noqa: E402
 
 SCRIPT = REPO / "hooks" / "post_tool_use.py"
 FAILURE_SCRIPT = REPO / "hooks" / "post_tool_use_failure.py"
@@ -75,7 +75,7 @@ def grown_session(project: Path, session: str, calls: int) -> None:
     folder = project / ".ctxward" / "sessions"
     folder.mkdir(parents=True)
     started = time.time() - calls
-    with (folder / f"{session}{drift.LOG_SUFFIX}").open("w", encoding="utf-8") as log:
+    with (folder / f"{session}{signatures.LOG_SUFFIX}").open("w", encoding="utf-8") as log:
         for n in range(1, calls + 1):
             tool = TOOLS[n % len(TOOLS)]
             line = {
@@ -91,7 +91,7 @@ def grown_session(project: Path, session: str, calls: int) -> None:
                 line["kind"] = "search" if tool == "Read" else "write"
             log.write(json.dumps(line, separators=(",", ":")) + "\n")
     data = json.loads(payload(project, session, 0))
-    drift.record(project, "PostToolUse", data)
+    observe.record(project, "PostToolUse", data)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 for n in range(2):  # two earlier identical failures, in-process
                     data = json.loads(payload(firing, session, n, **fields))
-                    drift.record(firing, "PostToolUseFailure", data)
+                    observe.record(firing, "PostToolUseFailure", data)
                 stdin = payload(firing, session, 2, **fields)
                 seconds, used, code, out = timed(command, stdin, env)
                 if code != 0 or b"repetition loop" not in out:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ctxward.drift import context as contextcheck
+from ctxward.core.drift_settings import parse_context
 from ctxward.errors import BadInput
 
 REPO = Path(__file__).resolve().parent.parent
@@ -315,7 +315,7 @@ def test_pressure_can_be_switched_off(session, run_hook, project):
 )
 def test_bad_settings_are_refused_by_name(section, problem):
     with pytest.raises(BadInput, match=problem):
-        contextcheck.parse(section, "config.yaml: context")
+        parse_context(section, "config.yaml: context")
 
 
 def test_the_transcript_is_read_from_where_the_last_call_stopped(tmp_path):

@@ -11,16 +11,20 @@ from typing import Any
 
 import pytest
 
+from ctxward.core import drift_settings
 from ctxward.core.config import load
 from ctxward.core.project import Project
-from ctxward.drift import engine as drift
+from ctxward.drift import machine
+from ctxward.drift import observe as drift_observe
+from ctxward.drift import signatures as drift_signatures
+from ctxward.drift import tell as drift_tell
 from ctxward.errors import BadInput, CtxwardError
 
 ROOT = "/srv/proj"  # a made-up project root
 
 
 def call(tool: str = "Bash", ok: bool = True, call_id: str = "", **tool_input: Any) -> list[Any]:
-    return drift.entry(tool, tool_input, ok, call_id, ROOT)
+    return drift_signatures.entry(tool, tool_input, ok, call_id, ROOT)
 
 
 def bash(command: str, ok: bool = True) -> list[Any]:
@@ -36,7 +40,7 @@ def other(n: int) -> list[Any]:
     return call("WebFetch", url=f"https://example.com/{n}")
 
 
-def feed(tracker: drift.Tracker, calls: list[list[Any]]) -> list[list[str]]:
+def feed(tracker: machine.Tracker, calls: list[list[Any]]) -> list[list[str]]:
     """The signatures that started with each call, in order."""
     return [[r["signature"] for r in tracker.observe(c)] for c in calls]
 
@@ -48,10 +52,10 @@ def test_arguments_are_normalised_before_hashing():
     a = call("Bash", command="npm  test\n", description="Run the tests")
     b = call("Bash", command="npm test", description="Run the suite again", timeout=None)
     c = call("Bash", command="npm test --watch")
-    assert a[drift.ARGS] == call("Bash", command="npm test")[drift.ARGS]
-    assert a[drift.ARGS] != b[drift.ARGS]  # a new key is a new call
-    assert a[drift.ARGS] != c[drift.ARGS]
-    assert drift.args_digest({"b": 1, "a": [1, "x  y"]}) == drift.args_digest(
+    assert a[drift_signatures.ARGS] == call("Bash", command="npm test")[drift_signatures.ARGS]
+    assert a[drift_signatures.ARGS] != b[drift_signatures.ARGS]  # a new key is a new call
+    assert a[drift_signatures.ARGS] != c[drift_signatures.ARGS]
+    assert drift_signatures.args_digest({"b": 1, "a": [1, "x  y"]}) == drift_signatures.args_digest(
         {"a": [1, "x y"], "b": 1}
     )
 
@@ -89,21 +93,25 @@ def test_arguments_are_normalised_before_hashing():
     ],
 )
 def test_entry_classifies_the_call(tool, tool_input, kind, file, key):
-    made = drift.entry(tool, tool_input, True, "id", ROOT)
-    assert (made[drift.KIND], made[drift.FILE], made[drift.KEY]) == (kind, file, key)
+    made = drift_signatures.entry(tool, tool_input, True, "id", ROOT)
+    assert (
+        made[drift_signatures.KIND],
+        made[drift_signatures.FILE],
+        made[drift_signatures.KEY],
+    ) == (kind, file, key)
 
 
 # --- each signature: threshold - 1, threshold, once, cleared, again ---------------------------
 
 
 def test_repetition_loop():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     assert feed(tracker, [bash("npm test"), other(1), bash("npm test")]) == [[], [], []]
     (started,) = tracker.observe(bash("npm test"))  # 3 in the last 10
     assert started["signature"] == "repetition"
     assert started["evidence"] == {
         "tool": "Bash",
-        "args": bash("npm test")[drift.ARGS],
+        "args": bash("npm test")[drift_signatures.ARGS],
         "count": 3,
         "window": 4,
         "id": "",
@@ -118,14 +126,14 @@ def test_repetition_loop():
 
 
 def test_repetition_counts_only_inside_the_window():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     calls = [bash("make"), *(other(n) for n in range(8)), bash("make"), bash("make")]
     assert feed(tracker, calls) == [[]] * 11  # the first `make` is 11 calls back
     assert feed(tracker, [bash("make")]) == [["repetition"]]
 
 
 def test_failure_spiral():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     failing = [bash(f"make target{n}", ok=False) for n in range(8)]
     assert feed(tracker, failing[:3]) == [[], [], []]
     assert feed(tracker, failing[3:4]) == [["failure_spiral"]]
@@ -137,7 +145,7 @@ def test_failure_spiral():
 
 
 def test_tool_cycling():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     a = [bash(f"pytest -k t{n}") for n in range(4)]
     b = [other(n) for n in range(4)]
     assert feed(tracker, [a[0], b[0], a[1], b[1], a[2]]) == [[]] * 5
@@ -150,7 +158,7 @@ def test_tool_cycling():
 def test_tool_cycling_is_by_tool_name_whatever_the_targets():
     """Seed 002 "Tool cycling: A-B-A-B-A-B alternation, 6 calls": Read a.py / Bash / Read b.py /
     Bash ... alternates two tools, though no call repeats."""
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     calls = []
     for n in range(3):
         calls += [call("Read", file_path=f"{ROOT}/src/m{n}.py"), bash(f"python -m t{n}")]
@@ -160,12 +168,12 @@ def test_tool_cycling_is_by_tool_name_whatever_the_targets():
 
 
 def test_tool_cycling_needs_two_different_keys():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     assert all("tool_cycling" not in s for s in feed(tracker, [other(n) for n in range(8)]))
 
 
 def test_rework_churn():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     assert feed(tracker, [edit("src/a.py", 1), other(1), edit("src/a.py", 2), other(2)]) == [[]] * 4
     assert feed(tracker, [edit("src/b.py", 1), edit("src/a.py", 3, ok=False)]) == [[], []]
     assert feed(tracker, [edit("src/a.py", 4)]) == [["rework_churn"]]
@@ -174,13 +182,13 @@ def test_rework_churn():
 
 
 def test_rework_churn_counts_only_inside_the_window():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     calls = [edit("a.py", 1), *(other(n) for n in range(8)), edit("a.py", 2), edit("a.py", 3)]
     assert feed(tracker, calls) == [[]] * 11
 
 
 def test_excessive_searching():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     searches = [
         call("Grep", pattern="foo"),
         call("Glob", pattern="**/*.py"),
@@ -203,11 +211,11 @@ def test_excessive_searching():
 
 
 def test_silence_needs_a_host_that_shows_text():
-    tracker = drift.Tracker()  # Claude Code's hook: no text seen, silence never counted
+    tracker = machine.Tracker()  # Claude Code's hook: no text seen, silence never counted
     assert all(s == [] for s in feed(tracker, [other(n) for n in range(100)]))
     assert tracker.quiet is None
 
-    shown = drift.Tracker()
+    shown = machine.Tracker()
     shown.text()
     assert feed(shown, [other(n) for n in range(14)]) == [[]] * 14
     assert feed(shown, [other(14)]) == [["silence"]]
@@ -218,14 +226,14 @@ def test_silence_needs_a_host_that_shows_text():
 
 
 def test_silence_counted_by_the_host():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     assert tracker.observe(other(1), quiet=14) == []
     assert [r["signature"] for r in tracker.observe(other(2), quiet=15)] == ["silence"]
     assert tracker.observe(other(3), quiet=1) == [] and tracker.active == []
 
 
 def test_several_signatures_start_with_one_call():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     assert feed(tracker, [bash("ls /nope", ok=False)] * 4) == [
         [],
         [],
@@ -236,19 +244,19 @@ def test_several_signatures_start_with_one_call():
 
 
 def test_disabled_signatures_and_observer():
-    limits = drift.parse_limits({"repetition": {"enabled": False}}, "x")
-    tracker = drift.Tracker(limits)
+    limits = drift_settings.parse_limits({"repetition": {"enabled": False}}, "x")
+    tracker = machine.Tracker(limits)
     assert feed(tracker, [bash("a", ok=False)] * 4)[-1] == ["failure_spiral"]
     assert "repetition" not in tracker.active
-    off = drift.Tracker(drift.parse_limits({"enabled": False}, "x"))
+    off = machine.Tracker(drift_settings.parse_limits({"enabled": False}, "x"))
     assert all(s == [] for s in feed(off, [bash("a", ok=False)] * 20))
 
 
 def test_thresholds_come_from_the_limits():
-    limits = drift.parse_limits(
+    limits = drift_settings.parse_limits(
         {"repetition": {"count": 2, "window": 4}, "failure_spiral": {"count": 6}}, "x"
     )
-    tracker = drift.Tracker(limits)
+    tracker = machine.Tracker(limits)
     assert feed(tracker, [bash("a", ok=False), bash("a", ok=False)])[-1] == ["repetition"]
     assert feed(tracker, [bash(f"b{n}", ok=False) for n in range(3)]) == [[], [], []]
     assert feed(tracker, [bash("c", ok=False)]) == [["failure_spiral"]]
@@ -258,38 +266,40 @@ def test_thresholds_come_from_the_limits():
 
 
 def test_the_window_and_the_state_stay_bounded():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     for n in range(20_000):
-        tracker.observe(drift.entry("Edit", {"file_path": f"/p/{n}.py" * 20}, n % 7 != 0, f"id{n}"))
+        tracker.observe(
+            drift_signatures.entry("Edit", {"file_path": f"/p/{n}.py" * 20}, n % 7 != 0, f"id{n}")
+        )
     assert tracker.n == 20_000
-    assert len(tracker.window) == drift.window_size(tracker.limits) == 10
-    assert len(tracker.ids) == drift.RECENT_IDS
+    assert len(tracker.window) == drift_settings.window_size(tracker.limits) == 10
+    assert len(tracker.ids) == drift_signatures.RECENT_IDS
     assert len(json.dumps(tracker.to_json())) < 8_000
 
 
 def test_state_round_trips_and_garbage_is_refused():
-    tracker = drift.Tracker()
+    tracker = machine.Tracker()
     tracker.text()
     feed(tracker, [bash("x", ok=False)] * 5)
-    again = drift.Tracker.from_json(json.loads(json.dumps(tracker.to_json())), tracker.limits)
+    again = machine.Tracker.from_json(json.loads(json.dumps(tracker.to_json())), tracker.limits)
     assert again.to_json() == tracker.to_json()
     for bad in [{}, {"v": 99}, {"v": 1, "n": -1}, {**tracker.to_json(), "window": [[1]]}]:
         with pytest.raises(ValueError):
-            drift.Tracker.from_json(bad, tracker.limits)
+            machine.Tracker.from_json(bad, tracker.limits)
 
 
 # --- configuration ---------------------------------------------------------------------------
 
 
 def test_default_limits_are_the_seeds_table():
-    limits = drift.default_limits()
+    limits = drift_settings.default_limits()
     assert limits["repetition"] == {"enabled": True, "count": 3, "window": 10}
     assert limits["failure_spiral"]["count"] == 4
     assert limits["tool_cycling"]["calls"] == 6
     assert limits["rework_churn"]["writes"] == 3
     assert limits["excessive_searching"]["searches"] == 5
     assert limits["silence"]["calls"] == 15
-    assert limits is not drift.default_limits()
+    assert limits is not drift_settings.default_limits()
 
 
 @pytest.mark.parametrize(
@@ -315,7 +325,7 @@ def test_default_limits_are_the_seeds_table():
 )
 def test_bad_config_is_refused_naming_the_key(section, message):
     with pytest.raises(BadInput, match=message.replace("(", r"\(").replace(")", r"\)")):
-        drift.parse_limits(section, "x")
+        drift_settings.parse_limits(section, "x")
 
 
 def test_config_yaml_drift_section(project):
@@ -361,17 +371,17 @@ def log_lines(project: Path, session: str = "s-1") -> list[dict[str, Any]]:
 
 def test_record_writes_one_line_per_call_and_the_reports(project):
     for n in range(1, 3):
-        assert drift.record(project, "PostToolUse", payload(n)) == []
-    (report,) = drift.record(project, "PostToolUse", payload(3))
+        assert drift_observe.record(project, "PostToolUse", payload(n)) == []
+    (report,) = drift_observe.record(project, "PostToolUse", payload(3))
     assert report["signature"] == "repetition" and report["n"] == 3
-    assert drift.record(project, "PostToolUse", payload(4)) == []
+    assert drift_observe.record(project, "PostToolUse", payload(4)) == []
     lines = log_lines(project)
     assert [line.get("n") for line in lines] == [1, 2, 3, 3, 4]
     assert lines[0] == {
         "n": 1,
         "t": lines[0]["t"],
         "tool": "Bash",
-        "args": drift.args_digest({"command": "npm test", "description": "run it"}),
+        "args": drift_signatures.args_digest({"command": "npm test", "description": "run it"}),
         "ok": True,
         "key": "Bash:npm",
         "id": "toolu_s-1_1",
@@ -382,81 +392,81 @@ def test_record_writes_one_line_per_call_and_the_reports(project):
 
 
 def test_the_same_call_observed_twice_is_one_line(project):
-    drift.record(project, "PostToolUse", payload(1))
-    drift.record(project, "PostToolUse", payload(1))
+    drift_observe.record(project, "PostToolUse", payload(1))
+    drift_observe.record(project, "PostToolUse", payload(1))
     assert len(log_lines(project)) == 1
 
 
 def test_the_fast_path_leaves_the_reports_for_the_handler(project):
     env = {"CLAUDE_PROJECT_DIR": str(project)}
-    assert drift.observed_quietly(payload(1), env) is True
-    assert drift.observed_quietly(payload(2), env) is True
-    assert drift.observed_quietly(payload(3), env) is False  # something to tell
-    (report,) = drift.record(project, "PostToolUse", payload(3))  # the full path, same call
+    assert drift_observe.observed_quietly(payload(1), env) is True
+    assert drift_observe.observed_quietly(payload(2), env) is True
+    assert drift_observe.observed_quietly(payload(3), env) is False  # something to tell
+    (report,) = drift_observe.record(project, "PostToolUse", payload(3))  # the full path, same call
     assert report["signature"] == "repetition"
-    assert drift.record(project, "PostToolUse", payload(3)) == []  # told once
+    assert drift_observe.record(project, "PostToolUse", payload(3)) == []  # told once
     assert [line["n"] for line in log_lines(project)] == [1, 2, 3, 3]
 
 
 def test_the_fast_path_recognises_a_call_without_an_id(project):
     env = {"CLAUDE_PROJECT_DIR": str(project)}
     calls = [{**payload(n), "tool_use_id": None} for n in range(1, 4)]
-    assert [drift.observed_quietly(c, env) for c in calls] == [True, True, False]
-    assert len(drift.record(project, "PostToolUse", calls[2])) == 1
+    assert [drift_observe.observed_quietly(c, env) for c in calls] == [True, True, False]
+    assert len(drift_observe.record(project, "PostToolUse", calls[2])) == 1
     assert len([line for line in log_lines(project) if "tool" in line]) == 3
 
 
 def test_the_fast_path_says_false_on_anything_unusual(project, tmp_path):
     env = {"CLAUDE_PROJECT_DIR": str(project)}
-    assert drift.observed_quietly({**payload(1), "tool_name": None}, env) is False
-    assert drift.observed_quietly({**payload(1), "session_id": 3}, env) is False
-    assert drift.observed_quietly({**payload(1), "hook_event_name": "Stop"}, env) is False
+    assert drift_observe.observed_quietly({**payload(1), "tool_name": None}, env) is False
+    assert drift_observe.observed_quietly({**payload(1), "session_id": 3}, env) is False
+    assert drift_observe.observed_quietly({**payload(1), "hook_event_name": "Stop"}, env) is False
     blocked = tmp_path / "ro"
     blocked.mkdir()
     (blocked / ".ctxward").write_text("a file where a folder should be", encoding="utf-8")
-    assert drift.observed_quietly(payload(1), {"CLAUDE_PROJECT_DIR": str(blocked)}) is False
+    assert drift_observe.observed_quietly(payload(1), {"CLAUDE_PROJECT_DIR": str(blocked)}) is False
 
 
 def test_the_project_root_is_found_as_find_root_does(project):
     sub = project / "src" / "deep"
     sub.mkdir(parents=True)
-    assert drift.observed_quietly(payload(1, cwd=str(sub)), {}) is True
+    assert drift_observe.observed_quietly(payload(1, cwd=str(sub)), {}) is True
     assert len(log_lines(project)) == 1
 
 
 def test_a_lost_state_is_rebuilt_from_the_log(project):
     failed = "PostToolUseFailure"
     for n in range(1, 3):
-        drift.record(project, failed, payload(n, event=failed))
+        drift_observe.record(project, failed, payload(n, event=failed))
     state = project / ".ctxward" / "sessions" / "s-1.drift.json"
     state.write_text("{not json", encoding="utf-8")
-    (report,) = drift.record(project, failed, payload(3, event=failed))
+    (report,) = drift_observe.record(project, failed, payload(3, event=failed))
     assert report["signature"] == "repetition" and report["n"] == 3
     state.unlink()
-    reports = drift.record(project, failed, payload(4, event=failed))
+    reports = drift_observe.record(project, failed, payload(4, event=failed))
     assert [r["signature"] for r in reports] == ["failure_spiral"]  # repetition: still held
     assert [line["n"] for line in log_lines(project) if "tool" in line] == [1, 2, 3, 4]
 
 
 def test_the_config_is_read_again_when_it_changes(project):
-    drift.record(project, "PostToolUse", payload(1))
+    drift_observe.record(project, "PostToolUse", payload(1))
     config = project / ".ctxward" / "config.yaml"
     config.write_text("drift:\n  repetition: {count: 2}\n", encoding="utf-8")
-    (report,) = drift.record(project, "PostToolUse", payload(2))
+    (report,) = drift_observe.record(project, "PostToolUse", payload(2))
     assert report["evidence"]["count"] == 2
     config.write_text("drift:\n  enabled: false\n", encoding="utf-8")
-    assert drift.record(project, "PostToolUse", payload(3)) == []
+    assert drift_observe.record(project, "PostToolUse", payload(3)) == []
     assert len([line for line in log_lines(project) if "tool" in line]) == 2  # off: not logged
     config.write_text("drift: {repetition: {count: 0}}\n", encoding="utf-8")
     with pytest.raises(BadInput, match=r"drift\.repetition\.count: 0 is outside"):
-        drift.record(project, "PostToolUse", payload(4))
+        drift_observe.record(project, "PostToolUse", payload(4))
 
 
 def test_the_observer_switched_off_writes_no_log(project):
     (project / ".ctxward").mkdir()
     (project / ".ctxward" / "config.yaml").write_text("drift: {enabled: false}\n", "utf-8")
     for n in range(5):
-        assert drift.record(project, "PostToolUseFailure", payload(n)) == []
+        assert drift_observe.record(project, "PostToolUseFailure", payload(n)) == []
     assert not (project / ".ctxward" / "sessions" / "s-1.tools.jsonl").exists()
 
 
@@ -467,7 +477,7 @@ def test_the_log_refuses_a_symlink(project, tmp_path):
     target.write_text("", encoding="utf-8")
     (folder / "s-1.tools.jsonl").symlink_to(target)
     with pytest.raises(CtxwardError, match="symbolic link"):
-        drift.record(project, "PostToolUse", payload(1))
+        drift_observe.record(project, "PostToolUse", payload(1))
     assert target.read_text(encoding="utf-8") == ""
 
 
@@ -478,8 +488,8 @@ def test_a_linked_sessions_folder_is_not_written_through(project, tmp_path):
     (project / ".ctxward").mkdir()
     (project / ".ctxward" / "sessions").symlink_to(elsewhere)
     with pytest.raises(CtxwardError, match="symbolic link"):
-        drift.record(project, "PostToolUse", payload(1))
-    assert not drift.observed_quietly(payload(1), {"CLAUDE_PROJECT_DIR": str(project)})
+        drift_observe.record(project, "PostToolUse", payload(1))
+    assert not drift_observe.observed_quietly(payload(1), {"CLAUDE_PROJECT_DIR": str(project)})
     assert list(elsewhere.iterdir()) == []
 
 
@@ -488,7 +498,7 @@ def test_no_project_is_observed_nothing_is_made(tmp_path):
     loose = tmp_path / "loose"
     loose.mkdir()
     data = {**payload(1), "cwd": str(loose)}
-    assert drift.observed_quietly(data, {})
+    assert drift_observe.observed_quietly(data, {})
     assert list(loose.iterdir()) == []
 
 
@@ -501,7 +511,7 @@ def _hammer(root: str, session: str, start: int, count: int) -> None:
         data = payload(n, session=session, command=command)
         if n % 3 == 0:
             data["hook_event_name"] = "PostToolUseFailure"
-        drift.record(root, data["hook_event_name"], data)
+        drift_observe.record(root, data["hook_event_name"], data)
 
 
 def _run_all(jobs: list[tuple[str, str, int, int]]) -> None:
@@ -554,18 +564,18 @@ def test_switched_off_a_crash_leftover_is_removed_and_a_fresh_one_left_alone(pro
     (project / ".ctxward" / "config.yaml").write_text("drift: {enabled: false}\n", "utf-8")
     leftover = folder / "s-1.drift.json.tmp"
     leftover.write_text('{"half', encoding="utf-8")  # another call writing it right now
-    assert drift.record(project, "PostToolUse", payload(1)) == []
+    assert drift_observe.record(project, "PostToolUse", payload(1)) == []
     assert leftover.exists() and not (folder / "s-1.drift.json").exists()
     os.utime(leftover, (1_000_000_000, 1_000_000_000))  # a crash's, long ago
-    assert drift.record(project, "PostToolUse", payload(2)) == []
+    assert drift_observe.record(project, "PostToolUse", payload(2)) == []
     assert not leftover.exists()
-    assert drift.record(project, "PostToolUse", payload(3)) == []
+    assert drift_observe.record(project, "PostToolUse", payload(3)) == []
     assert json.loads((folder / "s-1.drift.json").read_text("utf-8"))["off"] is True
     assert sorted(p.name for p in folder.iterdir()) == ["s-1.drift.json"]
 
 
 def test_unsafe_session_ids_become_hashed_file_names(project):
-    drift.record(project, "PostToolUse", payload(1, session="../../etc/passwd"))
+    drift_observe.record(project, "PostToolUse", payload(1, session="../../etc/passwd"))
     (log,) = (project / ".ctxward" / "sessions").glob("*.tools.jsonl")
     assert log.name.startswith("id-") and log.parent == project / ".ctxward" / "sessions"
     assert not (project.parent / "etc").exists()
@@ -574,7 +584,7 @@ def test_unsafe_session_ids_become_hashed_file_names(project):
 def test_os_environment_is_not_required(project, monkeypatch):
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.chdir(project)
-    assert drift.observed_quietly(payload(1), os.environ) is True
+    assert drift_observe.observed_quietly(payload(1), os.environ) is True
 
 
 @pytest.mark.parametrize(
@@ -583,19 +593,19 @@ def test_os_environment_is_not_required(project, monkeypatch):
 def test_session_file_names_follow_the_pending_scheme(session_id):
     from ctxward.invariants.pending import safe_id
 
-    assert drift.safe_id(session_id) == safe_id(session_id)
+    assert drift_observe.safe_id(session_id) == safe_id(session_id)
 
 
 def test_the_invariants_file_name_is_the_one_activation_writes():
     from ctxward.invariants.rules import INVARIANTS_FILE
 
-    assert drift.INVARIANTS_FILE == INVARIANTS_FILE
+    assert drift_tell.INVARIANTS_FILE == INVARIANTS_FILE
 
 
 def test_a_sub_agents_calls_have_their_own_window(project):
     for n in range(2):
-        drift.record(project, "PostToolUse", payload(n))
+        drift_observe.record(project, "PostToolUse", payload(n))
     inside = [{**payload(10 + n), "agent_id": "a85995de1c25d0350"} for n in range(2)]
-    assert [drift.record(project, "PostToolUse", data) for data in inside] == [[], []]
+    assert [drift_observe.record(project, "PostToolUse", data) for data in inside] == [[], []]
     names = sorted(p.name for p in (project / ".ctxward" / "sessions").glob("*.tools.jsonl"))
     assert names == ["s-1-agent-a85995de1c25d0350.tools.jsonl", "s-1.tools.jsonl"]

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxward.cli import cli
-from ctxward.drift import engine as drift
+from ctxward.drift import observe as drift_observe
 from ctxward.transcript.reader import project_folder_name
 
 TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
@@ -34,7 +34,7 @@ def observe(project: Path, session: str, commands: list[str], failed: bool = Tru
             "tool_input": {"command": command},
             "tool_use_id": f"toolu_{session}_{n}",
         }
-        drift.record(project, event, data)
+        drift_observe.record(project, event, data)
 
 
 def test_the_hook_log_of_a_session(project):

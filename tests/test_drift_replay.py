@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 from ctxward.core.project import Project
-from ctxward.drift import engine as drift
+from ctxward.drift import log as drift_log
+from ctxward.drift import machine, signatures
 
 ROOT = "/home/dev/project"
 SESSION = "5e55a1e0-0000-4000-8000-000000000001"
@@ -110,13 +111,13 @@ def clean_session(calls: int, seed: int = 2) -> Transcript:
 
 
 def reports(path: Path, project: Path) -> list[dict[str, Any]]:
-    return drift.analyze_transcript(Project(project), path)["firings"]
+    return drift_log.analyze_transcript(Project(project), path)["firings"]
 
 
 def test_a_clean_session_of_500_varied_calls_reports_nothing(tmp_path, project):
     t = clean_session(500)
     path = t.write(tmp_path / "clean.jsonl")
-    result = drift.analyze_transcript(Project(project), path)
+    result = drift_log.analyze_transcript(Project(project), path)
     assert result["calls"] >= 500
     assert result["firings"] == []
     assert result["failures"] > 5  # the session is not trivially green
@@ -262,8 +263,8 @@ def test_the_cli_reads_a_transcript(tmp_path, project):
 def test_a_transcript_read_is_bounded_by_the_window_not_the_session(tmp_path, project):
     """100,000 calls: the tracker's state is the same size as after 100."""
     t = clean_session(100)
-    small = drift.Tracker()
+    small = machine.Tracker()
     for n in range(100_000):
-        small.observe(drift.entry("Bash", {"command": f"echo {n}"}, True, f"id{n}"))
+        small.observe(signatures.entry("Bash", {"command": f"echo {n}"}, True, f"id{n}"))
     assert len(json.dumps(small.to_json())) < 4_000
     assert reports(t.write(tmp_path / "small.jsonl"), project) == []

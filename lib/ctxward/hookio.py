@@ -679,7 +679,7 @@ def _needs_no_answer(raw: bytes, event_name: str | None, host: str = "claude") -
 
         return nothing_pending(data, os.environ)
     if name in _OBSERVED_EVENTS and event_name in (None, name):
-        from ctxward.drift.engine import observed_quietly
+        from ctxward.drift.observe import observed_quietly
 
         return observed_quietly(data, os.environ)
     if name != "PreToolUse" or event_name not in (None, name):

@@ -7,7 +7,7 @@ import os
 import click
 
 from ctxward.commands import echo_result, json_option, project_of
-from ctxward.drift import engine as drift
+from ctxward.drift import tell
 
 
 @click.command("drift")
@@ -37,7 +37,7 @@ def drift_command(
         ctxward drift 876f70ae-3637-4f57-b055-c61867a928f5 --json
         ctxward drift ~/.claude/projects/-home-me-repo/SESSION.jsonl
     """
-    result = drift.report(
+    result = tell.report(
         project_of(ctx, anywhere=True), session, os.environ, from_transcript=from_transcript
     )
     echo_result(as_json, result, "drift/report.txt.j2", report=result)

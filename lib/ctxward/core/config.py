@@ -14,9 +14,9 @@ import errno
 from pathlib import Path
 from typing import Any
 
+from ctxward.core import drift_settings
 from ctxward.core.project import Project
 from ctxward.core.values import Value
-from ctxward.drift import engine as drift
 from ctxward.errors import BadInput, digits_problem
 
 CONFIG_FILE = "config.yaml"
@@ -114,7 +114,9 @@ class DebateConfig(Value):
         self._set(wiki_dir=wiki_dir)
 
 
-_default_drift = drift.default_limits  # Config.__init__'s parameter `drift` hides the module
+_default_drift = (
+    drift_settings.default_limits
+)  # Config.__init__'s parameter `drift` hides the module
 
 
 class Config(Value):
@@ -139,7 +141,7 @@ class Config(Value):
     scoring: ScoringConfig
     bank: BankConfig
     debate: DebateConfig
-    # Drift detection (seed 002): thresholds per signature, validated by drift.parse_limits.
+    # Drift detection (seed 002): thresholds per signature (drift_settings.parse_limits).
     drift: dict[str, Any]
     source: str | None  # the file it was read from, if any
 
@@ -270,11 +272,9 @@ def parse(data: object, source: str) -> Config:
 
 def _drift_and_context(top: dict[str, Any], source: str) -> dict[str, Any]:
     """The `drift:` limits, carrying the `context:` section (large outputs, pressure stages),
-    which the drift observer applies on the same per-call state (ctxward.drift.context)."""
-    from ctxward.drift import context as contextcheck
-
-    limits = drift.parse_limits(top.get("drift"), f"{source}: drift")
-    limits["context"] = contextcheck.parse(top.get("context"), f"{source}: context")
+    which the drift observer applies on the same per-call state (core.drift_settings)."""
+    limits = drift_settings.parse_limits(top.get("drift"), f"{source}: drift")
+    limits["context"] = drift_settings.parse_context(top.get("context"), f"{source}: context")
     return limits
 
 

@@ -23,7 +23,7 @@ other lock. Standard library only: this runs on every tool call.
 
 from __future__ import annotations
 
-from ctxward.errors import BadInput
+from ctxward.core.drift_settings import LARGE_OUTPUT, PRESSURE
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
 TYPE_CHECKING = False
@@ -32,11 +32,8 @@ if TYPE_CHECKING:
 
     from ctxward.transcript.tail import Tail
 
-LARGE_OUTPUT = "large_output"
-PRESSURE = "pressure"
 OFFLOAD = "offload"  # not a fact: the handler replaces the MCP output (events.post_tool_use)
 KINDS = (LARGE_OUTPUT, PRESSURE)
-STAGES = (70, 80, 85, 90, 99)  # seed 002 ACC
 # The seed's name of each stage (the advice is in templates/context/pressure.md.j2).
 STAGE_NAMES = {
     70: "warning",
@@ -45,80 +42,10 @@ STAGE_NAMES = {
     90: "aggressive masking",
     99: "full compaction",
 }
-DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000  # Claude's 1M context: a request above DEFAULT_WINDOW implies it
 MAX_TOLD_TOOLS = 64  # tools told about a large output, per session (the state stays small)
 MCP_PREFIX = "mcp__"
 _WALK_NODES = 10_000  # a tool response is walked this far to measure it
-
-DEFAULTS: dict[str, Any] = {
-    LARGE_OUTPUT: {"enabled": True, "bytes": 2048, "offload_chars": 8000, "preview_chars": 1500},
-    PRESSURE: {"enabled": True, "window_tokens": DEFAULT_WINDOW, "stages": list(STAGES)},
-}
-_RANGES = {
-    (LARGE_OUTPUT, "bytes"): (256, 10_000_000),
-    (LARGE_OUTPUT, "offload_chars"): (1_000, 10_000_000),
-    (LARGE_OUTPUT, "preview_chars"): (200, 5_000),
-    (PRESSURE, "window_tokens"): (1_000, 10_000_000),
-}
-
-
-# --- configuration ---------------------------------------------------------------------------
-
-
-def defaults() -> dict[str, Any]:
-    """A fresh copy of DEFAULTS (the `context:` section when config.yaml has none)."""
-    return {
-        LARGE_OUTPUT: dict(DEFAULTS[LARGE_OUTPUT]),
-        PRESSURE: {**DEFAULTS[PRESSURE], "stages": list(STAGES)},
-    }
-
-
-def parse(value: object, where: str) -> dict[str, Any]:
-    """Validate config.yaml's `context:` section over the defaults; BadInput names the key."""
-    from ctxward.drift.engine import flag, whole_number
-
-    settings = defaults()
-    if value is None:
-        return settings
-    if not isinstance(value, dict):
-        raise BadInput(f"{where}: expected a mapping, got {type(value).__name__}")
-    for name, raw in value.items():
-        if name not in settings:
-            raise BadInput(f"{where}: unknown key {name!r} (known: {', '.join(settings)})")
-        if raw is None:
-            continue
-        if not isinstance(raw, dict):
-            raise BadInput(f"{where}.{name}: expected a mapping, got {type(raw).__name__}")
-        section = settings[name]
-        for key, setting in raw.items():
-            at = f"{where}.{name}.{key}"
-            if key == "enabled":
-                section[key] = flag(setting, at)
-            elif (name, key) in _RANGES:
-                section[key] = whole_number(setting, at, *_RANGES[(name, key)])
-            elif (name, key) == (PRESSURE, "stages"):
-                section[key] = _stages(setting, at)
-            else:
-                known = sorted(["enabled", *(k for n, k in _RANGES if n == name)])
-                if name == PRESSURE:
-                    known.append("stages")
-                raise BadInput(f"{at}: unknown key (known: {', '.join(known)})")
-    return settings
-
-
-def _stages(value: object, where: str) -> list[int]:
-    if not isinstance(value, list) or not value:
-        raise BadInput(f"{where}: expected a list of percentages, e.g. [70, 80, 85, 90, 99]")
-    stages = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= 100:
-            raise BadInput(f"{where}: {item!r} is not a whole percentage (1..100)")
-        stages.append(item)
-    if stages != sorted(set(stages)):
-        raise BadInput(f"{where}: the stages must rise, each once: {stages}")
-    return stages
-
 
 # --- large outputs ---------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ replaces it with a preview and the path (`hookSpecificOutput.updatedMCPToolOutpu
 Code accepts for MCP tools only). When the file cannot be written the output is left as it was.
 
 On the installed hook path `hookio` observes the call first, with the standard library only
-(`drift.observed_quietly`), and runs this handler only when a report is waiting; the handler
+(`observe.observed_quietly`), and runs this handler only when a report is waiting; the handler
 recognises the call as already observed and just takes the reports. Run any other way (`ctxward
 hook post-tool-use`, the OpenCode plugin) it observes the call itself. Fails open, like every
 hook but the dispatch guard: a problem is one stderr line and exit 1, and the tool result is
@@ -28,25 +28,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxward.drift import engine as drift
-from ctxward.drift.context import LARGE_OUTPUT, OFFLOAD, PRESSURE
+from ctxward.core.drift_settings import LARGE_OUTPUT, PRESSURE
+from ctxward.drift import observe, signatures, tell
+from ctxward.drift.context import OFFLOAD
 from ctxward.hookio import NOTHING, HookEvent, Outcome
 
 CRITICAL_STAGE = 90  # the first of seed 002's stages that leaves little room
 
 
 def handle(event: HookEvent) -> Outcome:
-    reports = drift.record(event.project.root, event.name, event.data)
+    reports = observe.record(event.project.root, event.name, event.data)
     if not reports:
         return NOTHING
     facts = [r for r in reports if r.get("signature") != OFFLOAD]
     updated = None
-    if len(facts) < len(reports) and event.name == drift.POST_TOOL_USE:
+    if len(facts) < len(reports) and event.name == signatures.POST_TOOL_USE:
         updated, stored = _offload(event)
         for report in facts:
             if report.get("signature") == LARGE_OUTPUT and stored is not None:
                 report["evidence"] = {**report.get("evidence", {}), **stored}
-    context = drift.facts(event.project, facts, event.data) if facts else None
+    context = tell.facts(event.project, facts, event.data) if facts else None
     return Outcome(
         context=context or None, updated_mcp_output=updated, after=_summary_when_low(event, facts)
     )
@@ -56,7 +57,7 @@ def _summary_when_low(event: HookEvent, facts: list[Any]) -> Any:
     """Seed 001 "compress … when the context budget is critically low": at the 90% and 99%
     stages the session summary is written (once the fact is out), as PreCompact would."""
     stages = [r["evidence"]["stage"] for r in facts if r.get("signature") == PRESSURE]
-    if not stages or max(stages) < CRITICAL_STAGE or event.name != drift.POST_TOOL_USE:
+    if not stages or max(stages) < CRITICAL_STAGE or event.name != signatures.POST_TOOL_USE:
         return None
     transcript = event.text("transcript_path")
 
@@ -77,7 +78,7 @@ def _offload(event: HookEvent) -> tuple[Any, dict[str, Any] | None]:
     response = event.data.get("tool_response")
     text = output_text(response)
     stored = offload(event.project, text, ext="txt")
-    settings = drift.limits_of(event.project.root).get("context") or {}
+    settings = observe.limits_of(event.project.root).get("context") or {}
     shown = int(settings.get(LARGE_OUTPUT, {}).get("preview_chars", 1500))
     path = event.project.relative(stored.path)
     preview = render(
