@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 from ctxward.compress import engine as compress
-from ctxward.compress import scoring
+from ctxward.compress import scoring, staging
 from ctxward.core.project import Project
 
 
@@ -139,14 +139,14 @@ def test_close_sprint_cleans_what_was_promoted_and_lists_the_rest(invoke, projec
         run = compress.compress_text(
             json.dumps({"subtask_summary": item(agent, text, status=status)}), tables, project=bank
         )
-        compress.stage(bank, run.results[0])
+        staging.stage(bank, run.results[0])
     assert invoke("bank", "promote", "--phase", "1", "--keep").exit_code == 0
     later = compress.compress_text(
         json.dumps({"subtask_summary": item("zeus", "Added auth endpoint", "2")}),
         tables,
         project=bank,
     )
-    compress.stage(bank, later.results[0])
+    staging.stage(bank, later.results[0])
     tmp = bank.bank_dir / ".tmp"
     (tmp / "REVIEW-phase1.md").write_text(
         "```yaml\nsubtask_summary:\n  type: REVIEW\n  agent: themis\n  phase: 1\n"

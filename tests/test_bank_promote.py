@@ -17,7 +17,7 @@ from ctxward.bank import active, progress
 from ctxward.bank.promote import promote
 from ctxward.cli import cli
 from ctxward.compress import engine as compress
-from ctxward.compress import scoring
+from ctxward.compress import scoring, staging
 from ctxward.core.project import Project
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -220,9 +220,9 @@ def test_staged_entries_are_promoted_and_consumed(project) -> None:
     tables = scoring.load_tables()
     for agent, text in (("hermes", CRITICAL), ("demeter", MEDIUM)):
         run = compress.compress_text(entry(agent, text), tables, project=bank)
-        compress.stage(bank, run.results[0])
+        staging.stage(bank, run.results[0])
     other = compress.compress_text(entry("zeus", HIGH, phase="3"), tables, project=bank)
-    compress.stage(bank, other.results[0])
+    staging.stage(bank, other.results[0])
     tmp = bank.bank_dir / ".tmp"
     (tmp / "notes.txt").write_text("mine\n", encoding="utf-8")
     blocked = json.dumps(

@@ -12,20 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxward.compress.engine import (
-    compress_text,
-    entry_hash,
-    handoff,
-    parse_entries,
-    read_staged,
-    score_text,
-    stage,
-    stage_dir,
-    stats,
-    structural,
-    summarize_tests,
-)
+from ctxward.compress.engine import compress_text, score_text, stats
+from ctxward.compress.handoff import handoff
+from ctxward.compress.lines import structural, summarize_tests
+from ctxward.compress.parse import parse_entries
 from ctxward.compress.scoring import load_tables
+from ctxward.compress.staging import entry_hash, read_staged, stage, stage_dir
 from ctxward.core.project import Project
 
 TABLES = load_tables()
@@ -555,7 +547,7 @@ def test_handoff_without_a_bank(project: Path) -> None:
 
 
 def test_pending_entry_keeps_its_staging_date(project: Path, monkeypatch) -> None:
-    from ctxward.compress import engine as compress
+    from ctxward.compress import staging
 
     bank = Project(project)
     run = compress_text(
@@ -563,9 +555,9 @@ def test_pending_entry_keeps_its_staging_date(project: Path, monkeypatch) -> Non
         TABLES,
         project=bank,
     )
-    monkeypatch.setattr(compress, "_today", lambda: "2026-07-01")
+    monkeypatch.setattr(staging, "_today", lambda: "2026-07-01")
     first = stage(bank, run.results[0], state="pending")
-    monkeypatch.setattr(compress, "_today", lambda: "2026-07-09")
+    monkeypatch.setattr(staging, "_today", lambda: "2026-07-09")
     report = handoff(bank, TABLES)
     assert [s.path for s in report.compressed] == [first.path]
     assert [p.name for p in stage_dir(bank).iterdir()] == [first.path.name]

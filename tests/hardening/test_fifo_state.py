@@ -351,7 +351,7 @@ def test_drift_reads_a_log_beside_a_fifo_state(root: Path) -> None:
 
 def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
     from ctxward.bank import archive
-    from ctxward.compress import engine as compress
+    from ctxward.compress import staging
     from ctxward.core import lock
     from ctxward.errors import BadInput, CtxwardError
     from ctxward.invariants import pending
@@ -361,7 +361,7 @@ def test_library_readers_refuse_a_fifo_without_waiting(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with support.deadline(DEADLINE, "library readers on a FIFO"):
-        assert compress.read_staged(fifo) is None
+        assert staging.read_staged(fifo) is None
         assert transcript.last_assistant_text(fifo) == ""
         with pytest.raises(OSError, match="not a regular file"):
             list(transcript.iter_records(fifo))

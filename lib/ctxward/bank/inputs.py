@@ -1,7 +1,7 @@
 """What a promotion reads: entry files, or the entries staged in the bank's `.tmp/` by C8/C11.
 
 Every input is scrubbed, parsed and passed through Layer 1 by the L1 compressor
-(`compress.parse_entries`), then preflighted and scored (`compress.compress_entry`) for the
+(`parse.parse_entries`), then preflighted and scored (`compress.compress_entry`) for the
 next agent. A staged L1 entry is re-read from the full original it names (`.ctxward/offload/`),
 so L2 scores the whole entry, not its compressed lines. The entry kind comes from its `type`
 field, else from the file name (`IMPL-…`, `REVIEW-…`, `PLAN-…`, `DISC-…`), else subtask_summary.
@@ -17,7 +17,9 @@ from typing import Any
 from ctxward.bank import identity as identities
 from ctxward.bank.markup import phase_matches
 from ctxward.compress import engine as compress
-from ctxward.compress import scoring
+from ctxward.compress import entries as compress_entries
+from ctxward.compress import lines as compress_lines
+from ctxward.compress import parse, scoring, staging
 from ctxward.compress.scoring import Tables
 from ctxward.core.fsutil import read_named, read_regular_text
 from ctxward.core.project import Project
@@ -60,7 +62,7 @@ class Item:
     phase: str
     agent: str  # as written
     hash: str
-    result: compress.Result
+    result: compress_entries.Result
     view: dict[str, Any]
     source: Source
     title: str
@@ -215,9 +217,9 @@ def collect(
 
 def _entries(
     project: Project, source: Source, text: str, tables: Tables
-) -> tuple[list[compress.Entry], compress.Staged | None, str]:
+) -> tuple[list[compress_entries.Entry], staging.Staged | None, str]:
     """(entries, the L1 header if staged, the scrubbed text they came from)."""
-    staged = compress.read_staged(source.path) if source.in_tmp or "ctxward:l1" in text else None
+    staged = staging.read_staged(source.path) if source.in_tmp or "ctxward:l1" in text else None
     scrubbed = scrub(text)[0]
     if staged is not None and staged.state == "compressed":
         original = staged.attrs.get("original", "")
@@ -225,23 +227,23 @@ def _entries(
         if match is not None:
             return [match[0]], staged, match[1]
         return [_from_header(staged, scrubbed, tables, source.label)], staged, scrubbed
-    entries = [e for e in compress.parse_entries(scrubbed, tables, source.label) if e.structured]
+    entries = [e for e in parse.parse_entries(scrubbed, tables, source.label) if e.structured]
     return entries, staged, scrubbed
 
 
 def _from_original(
-    project: Project, staged: compress.Staged, original: str, tables: Tables
-) -> tuple[compress.Entry, str] | None:
+    project: Project, staged: staging.Staged, original: str, tables: Tables
+) -> tuple[compress_entries.Entry, str] | None:
     path = project.root / original
     try:
         text = scrub(read_regular_text(path))[0]
     except (OSError, UnicodeDecodeError):
         return None
     staged_date = staged.key.split("|")[0]
-    for entry in compress.parse_entries(text, tables, original):
+    for entry in parse.parse_entries(text, tables, original):
         fields = entry.fields
         agent = scoring.text_of(fields.get("agent")) or staged.attrs.get("from") or "unknown"
-        digest = compress.entry_hash(
+        digest = staging.entry_hash(
             scoring.text_of(fields.get("date")) or staged_date,
             scoring.text_of(fields.get("phase")) or "none",
             agent,
@@ -252,7 +254,9 @@ def _from_original(
     return None
 
 
-def _from_header(staged: compress.Staged, text: str, tables: Tables, label: str) -> compress.Entry:
+def _from_header(
+    staged: staging.Staged, text: str, tables: Tables, label: str
+) -> compress_entries.Entry:
     """A staged entry whose original is gone: its compressed lines stand for the summary."""
     body = [
         line
@@ -266,17 +270,17 @@ def _from_header(staged: compress.Staged, text: str, tables: Tables, label: str)
         "summary": one_line(" ".join(body)),
         "status": "complete",
     }
-    return compress.Entry(compress.structural(fields, tables), text, True, label)
+    return compress_entries.Entry(compress_lines.structural(fields, tables), text, True, label)
 
 
 def _score(
-    entry: compress.Entry, tables: Tables, sender: str | None, receiver: str | None
-) -> compress.Result:
+    entry: compress_entries.Entry, tables: Tables, sender: str | None, receiver: str | None
+) -> compress_entries.Result:
     """`compress.compress_entry` without its rendering: L2 renders in the mode the budget picks."""
     sender, receiver = compress.agents_for(entry.fields, sender, receiver)
     score = scoring.score_entry(entry.fields, tables, sender=sender, receiver=receiver)
     check = scoring.preflight(entry.fields) if entry.structured else scoring.Preflight(True)
-    return compress.Result(entry, sender, receiver, check, score, "")
+    return compress_entries.Result(entry, sender, receiver, check, score, "")
 
 
 def _collect_one(
@@ -312,7 +316,7 @@ def _collect_one(
         kind = kind_of(fields, source.path.name)
         if kind in TYPE_OF_KIND and not fields.get("type"):
             fields["type"] = TYPE_OF_KIND[kind]
-        entry = compress.Entry(fields, entry.source, entry.structured, entry.label)
+        entry = compress_entries.Entry(fields, entry.source, entry.structured, entry.label)
         own_phase = scoring.text_of(fields.get("phase"))
         phase = own_phase if own_phase and own_phase.lower() != "none" else gate
         date = scoring.text_of(fields.get("date")) or staged_date or default_date
@@ -351,8 +355,8 @@ def _collect_one(
         named = identities.explicit(fields)
         title = (
             named[1] if named and named[0] == "title" else scoring.text_of(fields.get("title"))
-        ) or compress.first_sentence(summary, 60)
-        digest = compress.entry_hash(date, phase, agent.strip().lower(), summary)
+        ) or compress_lines.first_sentence(summary, 60)
+        digest = staging.entry_hash(date, phase, agent.strip().lower(), summary)
         out.items.append(
             Item(
                 kind=kind,

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.bank import inputs, learnings, state, txn
-from ctxward.compress import engine as compress
-from ctxward.compress import scoring
+from ctxward.compress import scoring, staging
 from ctxward.core.project import Project
 
 XREF_ARCHIVE = "_xref/archive/{date}-index.md"
@@ -123,7 +122,7 @@ def close_sprint(project: Project, *, now: datetime | None = None, dry_run: bool
                 pending = True
             for item in collected.items:
                 digests = {
-                    compress.entry_hash(item.date, label, item.agent.strip().lower(), item.summary)
+                    staging.entry_hash(item.date, label, item.agent.strip().lower(), item.summary)
                     for label in ([item.phase] if item.phase != "*" else labels)
                 }
                 if not digests & held:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxward.bank.markup import Section, cell, split_row, split_sections, trim_blank
+from ctxward.compress.lines import MIGRATION_DIRS
 from ctxward.core.text import cut, one_line
 from ctxward.errors import CtxwardError
 
@@ -400,9 +401,8 @@ _QUOTED = re.compile(
     r"|[`\"'](\w+)[`\"'] (table|column)\b"
 )
 _SNAKE = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]+) (table|column)\b")
-_MIGRATION_FILE = re.compile(
-    r"(?:^|/)(?:migrations?|alembic/versions|db/migrate)/([\w.-]+?)(?:\.\w+)?$"
-)
+# Its stem, without the extension (compress keeps the name whole).
+_MIGRATION_FILE = re.compile(r"(?:^|/)" + MIGRATION_DIRS + r"/([\w.-]+?)(?:\.\w+)?$")
 _NOT_NAMES = frozenset({"new", "the", "a", "an", "this", "that", "for", "with", "if", "to"})
 _COMPONENT = re.compile(
     r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*(?:Form|Page|View|Modal|Button|List|Card|Component"

@@ -279,7 +279,7 @@ def handoff_command(ctx: click.Context, phase: str | None, as_json: bool) -> Non
     Example:
         ctxward handoff --phase 2
     """
-    from ctxward.compress.engine import handoff
+    from ctxward.compress.handoff import handoff
 
     project = project_of(ctx)
     report = handoff(project, _tables(project), phase=phase)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ctxward.core.config import ScoringConfig
 from ctxward.core.paths import data_dir
+from ctxward.core.text import cut
 
 DATA_DIR = data_dir("data")
 DIMENSIONS = ("impact", "risk", "novelty", "blockers", "downstream")
@@ -370,13 +371,9 @@ def apply_mask(
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
         if name in truncate:
-            value = _cut(text_of(value), int(truncate[name]))
+            value = cut(text_of(value), int(truncate[name]), strip=True)
         kept[name] = value
     return kept
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def variant(sender: str | None, receiver: str | None, tables: Tables) -> Mapping[str, Any]:

@@ -122,6 +122,6 @@ def _handoff(event: HookEvent) -> None:
         return  # nothing staged: session_handoff's own first check, without its imports
     # The handoff must not break compaction or its instructions.
     with best_effort(event.project, "pre_compact-c11", reraise=(BudgetExceeded,)):
-        from ctxward.compress.engine import session_handoff
+        from ctxward.compress.handoff import session_handoff
 
         session_handoff(event.project)

@@ -61,11 +61,11 @@ def _summary_known(event: HookEvent) -> None:
 
 
 def _stage_summary(event: HookEvent) -> None:
-    """C8: stage a CRITICAL/HIGH subtask_summary for L2 (ctxward.compress.engine.subagent_stopped).
+    """C8: stage a CRITICAL/HIGH subtask_summary for L2 (ctxward.compress.handoff.subagent_stopped).
 
     Never blocks and never fails the sub-agent: any error is logged to .ctxward/log/.
     """
     with best_effort(event.project, "subagent_stop-c8"):  # never the hook's answer or exit
-        from ctxward.compress.engine import subagent_stopped
+        from ctxward.compress.handoff import subagent_stopped
 
         subagent_stopped(event.project, event.data)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ctxward.core.text import tokens_of_size
 from ctxward.core.values import Value
 from ctxward.errors import BadInput
 from ctxward.sessions.patterns import (
@@ -419,7 +419,7 @@ class _Extractor:
             session_id=session_id or self.session_id or fallback,
             started=self.started,
             ended=self.ended,
-            token_count=math.ceil(self.content_bytes / 4),
+            token_count=tokens_of_size(self.content_bytes),
             user_messages=self.users,
             assistant_messages=self.assistants,
             decisions=tuple(self.decisions.texts()),

@@ -7,14 +7,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ctxward.core.text import cut, one_line
 from ctxward.transcript.reader import KEY_CHARS, MAX_GROUPS, _int, _str
 
 
 def _one_line(text: str, limit: int = KEY_CHARS) -> str:
     """`text` scrubbed, then on one line and cut to `limit` (in that order: a secret that spans
     lines or the cut, a PEM block in a heredoc say, is only recognised whole)."""
-    flat = " ".join(_clean_key(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return cut(one_line(_clean_key(text)), limit)
 
 
 _KEY_FIELDS = ("file_path", "notebook_path", "path", "command", "url", "query", "pattern")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxward.core.text import size_text
 from ctxward.transcript.audit import Audit
 from ctxward.transcript.measure import _one_line
 
@@ -20,15 +21,6 @@ _SYSTEM_COLOR = "#a0a9b4"
 
 
 _OTHER_COLOR = "#d3cdc8"
-
-
-def size_text(size: int) -> str:
-    """A byte count for people: 512 B, 41.2 KB, 1.3 MB."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def _group_name(group: Mapping[str, Any], width: int) -> str:
