@@ -46,7 +46,7 @@ BUDGET_SECONDS = 1.0
 
 def make_project(root: Path, plans: int) -> None:
     from ctxward.core.project import Project
-    from ctxward.invariants.rules import activate
+    from ctxward.invariants.activate import activate
 
     (root / ".git").mkdir(parents=True)
     skill = root / ".claude" / "skills" / "bench" / "SKILL.md"

@@ -13,7 +13,7 @@ import pytest
 
 from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 from ctxward.invariants.trust import trust_plans
 
 TESTS = Path(__file__).resolve().parent

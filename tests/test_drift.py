@@ -597,7 +597,7 @@ def test_session_file_names_follow_the_pending_scheme(session_id):
 
 
 def test_the_invariants_file_name_is_the_one_activation_writes():
-    from ctxward.invariants.rules import INVARIANTS_FILE
+    from ctxward.invariants.model import INVARIANTS_FILE
 
     assert drift_tell.INVARIANTS_FILE == INVARIANTS_FILE
 

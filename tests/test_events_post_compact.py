@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from ctxward.core.project import Project
-from ctxward.invariants.rules import RuleRef
+from ctxward.invariants.model import RuleRef
 from ctxward.invariants.survival import report_name, write_report
 
 SESSION = "7de73c29-a9cd-4608-aa26-55358a7f7df9"

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from ctxward.invariants.rules import parse_sections
+from ctxward.invariants.read import parse_sections
 
 RULES_A = ["alpha: never push to main", "alpha: 0 test failures — no exceptions"]
 RULES_B = ["beta: cite file:line", "beta: {{ braces }} stay verbatim"]

@@ -7,7 +7,7 @@ import random
 import string
 
 from ctxward.core.project import Project
-from ctxward.invariants.rules import load_plans
+from ctxward.invariants.read import load_plans
 
 
 def fake_github_token() -> str:

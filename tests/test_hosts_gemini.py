@@ -255,7 +255,7 @@ def test_an_untrusted_plan_is_never_restated(project):
 
 
 def test_a_skill_in_geminis_skill_folder_is_found_by_name(project, make_skill):
-    from ctxward.invariants.rules import find_skill
+    from ctxward.invariants.skills import find_skill
 
     path = make_skill("gemini-only", RULES, where=".gemini/skills")
     assert find_skill("gemini-only", Project(project)) == path

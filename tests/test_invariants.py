@@ -13,17 +13,11 @@ from ctxward.cli import main
 from ctxward.core.paths import data_dir
 from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.invariants.rules import (
-    RuleRef,
-    activate,
-    check_survival,
-    find_skill,
-    load_plans,
-    load_skill,
-    parse_sections,
-    summary_text,
-    validate_slug,
-)
+from ctxward.invariants.activate import activate
+from ctxward.invariants.model import RuleRef, validate_slug
+from ctxward.invariants.read import load_plans, parse_sections
+from ctxward.invariants.skills import find_skill, load_skill
+from ctxward.invariants.summary import check_survival, summary_text
 
 SEARCH_ORDER = (".claude/skills", ".opencode/skill", ".opencode/skills")
 # Rules a careless writer, parser or template would damage: all must come back verbatim.
@@ -529,7 +523,7 @@ def test_plan_clean_without_git_is_one_clear_line(project, make_skill, now, monk
 def test_load_skill_refuses_at_once_what_it_cannot_bound(tmp_path, kind):
     import os
 
-    from ctxward.invariants.rules import MAX_SKILL_BYTES
+    from ctxward.invariants.model import MAX_SKILL_BYTES
 
     path = tmp_path / "SKILL.md"
     if kind == "fifo":
@@ -546,7 +540,7 @@ def test_load_skill_refuses_at_once_what_it_cannot_bound(tmp_path, kind):
 
 def test_a_pack_is_named_by_its_command_never_by_an_installed_path(project):
     """A committed plan must not carry one machine's site-packages path (a reinstall moves it)."""
-    from ctxward.invariants.rules import full_rules_path, pack_text
+    from ctxward.invariants.skills import full_rules_path, pack_text
 
     result = activate(Project(project), "deep-review", "portable")
     text = result.path.read_text(encoding="utf-8")
@@ -560,7 +554,7 @@ def test_a_pack_is_named_by_its_command_never_by_an_installed_path(project):
 
 
 def test_a_project_skill_is_named_by_its_project_relative_path(project):
-    from ctxward.invariants.rules import full_rules_path
+    from ctxward.invariants.skills import full_rules_path
 
     skill = project / ".claude" / "skills" / "mine" / "SKILL.md"
     skill.parent.mkdir(parents=True)

@@ -82,7 +82,7 @@ def test_resumes_never_stack_copies(plan, run_hook, load_payload):
 def test_a_changed_plan_adds_only_its_changed_rules(plan, run_hook, load_payload, make_skill):
     session_start(run_hook, load_payload, "resume")
     make_skill("extra", ["rule 99: keep invariant number 99 intact"])
-    from ctxward.invariants.rules import activate
+    from ctxward.invariants.activate import activate
 
     activate(Project(plan.parent.parent.parent), "extra", "more")
     added = session_start(run_hook, load_payload, "resume")

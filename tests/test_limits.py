@@ -20,7 +20,8 @@ from ctxward.core.config import load
 from ctxward.core.project import Project
 from ctxward.errors import BadInput
 from ctxward.events import HANDLERS
-from ctxward.invariants.rules import _without_analysis, load_plan, readable_plans, summary_text
+from ctxward.invariants.read import load_plan, readable_plans
+from ctxward.invariants.summary import _without_analysis, summary_text
 
 REPO = Path(__file__).resolve().parent.parent
 WIRINGS = ("settings.example.json", "hooks/hooks.json")
@@ -126,7 +127,7 @@ def test_a_plan_at_the_rule_limit_is_read(project):
 
 
 def test_a_committed_payload_far_larger_than_its_plan_is_distilled_again(project):
-    from ctxward.invariants.rules import distill_all
+    from ctxward.invariants.distill import distill_all
 
     folder = write_plan(project, "good", 3)
     plan = load_plan(folder)

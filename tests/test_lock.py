@@ -56,7 +56,7 @@ import json, sys
 sys.modules["fcntl"] = None
 from pathlib import Path
 from ctxward.hookio import run_in_memory
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 from ctxward.core.lock import have_flock
 from ctxward.core.project import Project
 

@@ -14,7 +14,7 @@ from ctxward.core import gitrefs
 from ctxward.core.gitrefs import Repository
 from ctxward.core.project import Project
 from ctxward.invariants.plans import scope
-from ctxward.invariants.rules import plans_for_the_model
+from ctxward.invariants.read import plans_for_the_model
 from ctxward.setup import doctor
 
 

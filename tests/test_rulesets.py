@@ -9,8 +9,9 @@ import pytest
 
 from ctxward.core.project import Project
 from ctxward.errors import BadInput
-from ctxward.invariants.rules import load_plans, load_skill
+from ctxward.invariants.read import load_plans
 from ctxward.invariants.rulesets import in_order, unique
+from ctxward.invariants.skills import load_skill
 
 
 def skill_text(name: str, rules: list[str], priority: int | None = None) -> str:

@@ -1,4 +1,4 @@
-"""The streaming transcript reader and the context audit (lib/ctxward/transcript/reader.py)."""
+"""The streaming transcript reader and the context audit (lib/ctxward/transcript/)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from ctxward.cli import cli
 from ctxward.core.project import Project
 from ctxward.core.userstate import state_dir
 from ctxward.invariants import trust as trust_module
-from ctxward.invariants.rules import load_plans
+from ctxward.invariants.read import load_plans
 
 RULES = ["review: never push to main", "review: cite file:line"]
 CLONED = "## cloned-skill\n\n### Rules (non-negotiable)\n\n- obey the repository\n- and this\n"

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxward.core.fingerprint import fingerprint, of_rules, short
-from ctxward.invariants.rules import RuleRef, check_survival
+from ctxward.invariants.model import RuleRef
+from ctxward.invariants.summary import check_survival
 from ctxward.invariants.verdicts import ALTERED, KEPT, LOST, grade, words_of
 
 RULE = "Keep every function under 50 lines."

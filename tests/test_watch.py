@@ -28,7 +28,7 @@ from watchdog.events import (
 
 from ctxward.cli import cli
 from ctxward.core.project import Project
-from ctxward.invariants.rules import load_plan
+from ctxward.invariants.read import load_plan
 from ctxward.subagents import watch
 
 RULES = ["alpha: never push to main", "alpha: cite file:line"]

@@ -116,7 +116,7 @@ def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
         ctxward activate deep-review --slug parser-fix
         ctxward activate .claude/skills/release/SKILL.md --slug v2
     """
-    from ctxward.invariants.rules import activate as activate_skill
+    from ctxward.invariants.activate import activate as activate_skill
 
     project = project_of(ctx)
     result = activate_skill(project, skill, slug)
@@ -226,7 +226,7 @@ def packs(ctx: click.Context, name: str | None) -> None:
         ctxward packs
         ctxward packs deep-review
     """
-    from ctxward.invariants.rules import pack_text, shipped_packs
+    from ctxward.invariants.skills import pack_text, shipped_packs
 
     if name is not None:
         click.echo(pack_text(name), nl=False)

@@ -107,7 +107,7 @@ _SPECIFIC_OUTPUT_EVENTS = frozenset(
         "PostToolUseFailure",
     }
 )
-# Tool-result events the drift observer watches (ctxward.drift.engine; it answers on the hot path).
+# Tool-result events the drift observer watches (ctxward.drift.observe; it answers on the hot path).
 _OBSERVED_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 

@@ -30,7 +30,8 @@ import pytest
 from ctxward.bank import active, progress
 from ctxward.bank import identity as identities
 from ctxward.core.project import Project
-from ctxward.invariants.rules import load_plan, parse_sections, render_payload
+from ctxward.invariants.distill import render_payload
+from ctxward.invariants.read import load_plan, parse_sections
 
 PROCESSES = 16
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"

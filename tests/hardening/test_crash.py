@@ -51,14 +51,9 @@ from ctxward.core import offload
 from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
 from ctxward.invariants import pending, survival
-from ctxward.invariants.rules import (
-    activate,
-    distill,
-    distill_all,
-    load_plan,
-    load_plans,
-    parse_sections,
-)
+from ctxward.invariants.activate import activate
+from ctxward.invariants.distill import distill, distill_all
+from ctxward.invariants.read import load_plan, load_plans, parse_sections
 from ctxward.sessions import store as sessions_store
 from ctxward.subagents import artifacts
 
@@ -362,7 +357,7 @@ def _activate(project: Project, skill: Path, slug: str) -> None:
 
 
 def _rule_refs(plan: Any) -> list[Any]:
-    from ctxward.invariants.rules import all_rules
+    from ctxward.invariants.distill import all_rules
 
     return all_rules([plan])
 

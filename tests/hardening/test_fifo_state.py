@@ -25,7 +25,7 @@ import ctxward_hardening as support
 import pytest
 
 from ctxward.core.project import Project
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 
 DEADLINE = 20  # seconds; each run takes well under one
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxward.core.project import Project
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 
 BOMB = (
     "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"

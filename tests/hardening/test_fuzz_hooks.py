@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from ctxward.core.project import Project
 from ctxward.hookio import run
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 
 NOW = None  # activation time: now (the plans are inputs here, not golden files)
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"

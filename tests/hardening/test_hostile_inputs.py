@@ -37,7 +37,8 @@ from ctxward.cli import main
 from ctxward.core import fsutil
 from ctxward.core.project import Project
 from ctxward.hookio import run
-from ctxward.invariants.rules import MAX_SKILL_BYTES, activate
+from ctxward.invariants.activate import activate
+from ctxward.invariants.model import MAX_SKILL_BYTES
 from ctxward.transcript import reader as transcript
 
 DIGITS = 5_000  # past the 4,300 Python converts

@@ -27,7 +27,7 @@ import pytest
 
 from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 
 SLUG = "victim-plan"
 MARKER = "NEVER-SHOWN-RULE-7f3a"  # a rule of the victim's plan, outside the project

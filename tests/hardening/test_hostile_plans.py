@@ -32,7 +32,7 @@ import pytest
 
 from ctxward.core.project import Project
 from ctxward.hookio import run
-from ctxward.invariants.rules import activate
+from ctxward.invariants.activate import activate
 from ctxward.invariants.trust import records_dir
 
 GOOD_RULES = ["good: never edit generated files by hand", "good: run the suite before a commit"]

@@ -31,7 +31,8 @@ import pytest
 from ctxward.core.limits import BUDGET_SECONDS, HOST_TIMEOUT_SECONDS
 from ctxward.core.project import Project
 from ctxward.guard import thresholds
-from ctxward.invariants.rules import activate, load_plans
+from ctxward.invariants.activate import activate
+from ctxward.invariants.read import load_plans
 
 LINE = thresholds.HARD_REJECT.threshold(thresholds.DEFAULT_CAPACITY_BYTES)
 MB = 1_000_000

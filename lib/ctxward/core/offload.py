@@ -15,7 +15,7 @@ from ctxward.core.project import Project
 from ctxward.core.values import Value
 
 if TYPE_CHECKING:  # the dispatch guard's offload path imports this module: keep it light
-    from ctxward.invariants.rules import Plan, RuleRef
+    from ctxward.invariants.model import Plan, RuleRef
 
 
 class Offloaded(Value):
@@ -79,7 +79,7 @@ def render_rules_shown(
     """
     from ctxward.core.render import render
     from ctxward.core.scrub import redact
-    from ctxward.invariants.rules import all_rules
+    from ctxward.invariants.distill import all_rules
     from ctxward.invariants.rulesets import in_order, only
 
     if limit is None:

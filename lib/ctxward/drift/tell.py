@@ -57,7 +57,7 @@ def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[
 def _plan_files(project: Project, limit: int = 3) -> list[str]:
     """The trusted active plans' invariants files (relative), at most `limit`, by name: the
     model is sent to re-read no plan that came untrusted with the repository (invariants.trust)."""
-    from ctxward.invariants.rules import plans_for_the_model
+    from ctxward.invariants.read import plans_for_the_model
 
     trusted = plans_for_the_model(project)[0]
     return [project.relative(plan.invariants_path) for plan in trusted[:limit]]

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ctxward.errors import CtxwardError
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants.rules import Plan, RuleRef, all_rules, plans_for_the_model
+from ctxward.invariants.distill import all_rules
+from ctxward.invariants.model import Plan, RuleRef
+from ctxward.invariants.read import plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:

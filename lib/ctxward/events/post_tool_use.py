@@ -1,4 +1,4 @@
-"""PostToolUse and PostToolUseFailure: the drift observer (seed 002; logic in drift.engine) and
+"""PostToolUse and PostToolUseFailure: the drift observer (seed 002; logic in drift.observe) and
 the context checks (large tool outputs, context pressure: ctxward.drift.context).
 
 Every tool call is observed: one line in `.ctxward/sessions/<session id>.tools.jsonl`, the

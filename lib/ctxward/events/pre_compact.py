@@ -23,7 +23,9 @@ import os
 from ctxward.core.log import best_effort
 from ctxward.errors import BudgetExceeded
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants.rules import Plan, distill_all, plans_for_the_model
+from ctxward.invariants.distill import distill_all
+from ctxward.invariants.model import Plan
+from ctxward.invariants.read import plans_for_the_model
 
 
 def handle(event: HookEvent) -> Outcome:

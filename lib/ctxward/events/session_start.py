@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from ctxward.core.project import Project
 from ctxward.core.sessionfiles import summary_path
 from ctxward.hookio import NOTHING, HookEvent, Outcome
-from ctxward.invariants.rules import Plan, RuleRef, plans_for_the_model
+from ctxward.invariants.model import Plan, RuleRef
+from ctxward.invariants.read import plans_for_the_model
 
 REINJECT_SOURCES = frozenset({"compact", "resume"})
 # Where the user hears of untrusted plans: also a fresh start, before any compaction.

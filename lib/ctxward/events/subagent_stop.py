@@ -45,7 +45,8 @@ def _summary_known(event: HookEvent) -> None:
     try:
         from ctxward.core.limits import MAX_CHECKED_SUMMARY_CHARS
         from ctxward.invariants import ledger
-        from ctxward.invariants.rules import all_rules, plans_for_the_model
+        from ctxward.invariants.distill import all_rules
+        from ctxward.invariants.read import plans_for_the_model
         from ctxward.invariants.verdicts import KEPT, grade
 
         rules = all_rules(plans_for_the_model(event.project)[0])

@@ -42,7 +42,7 @@ event, type ``message.part.updated``   post-tool-    PostToolUse-  quiet
 The internal events: PreToolUse gets `tool_name` "Task" (OpenCode's `task`, whose arguments
 `description`, `prompt`, `subagent_type` are Claude Code's Task input) and `tool_input` = args;
 SessionStart gets `source`; PostCompact gets `trigger` and `compact_summary`; PostToolUse and
-PostToolUseFailure (the drift observer, drift/engine.py) get `tool_name` (OpenCode's tool id as
+PostToolUseFailure (the drift observer, drift/observe.py) get `tool_name` (OpenCode's tool id as
 is), `tool_input` = args, `tool_use_id` = callID and, from the plugin, `calls_since_text`. Every
 event gets `session_id` (OpenCode's sessionID) and `cwd` (the directory).
 
@@ -297,7 +297,7 @@ def watched_paths(project: Project) -> list[Path]:
     """What SessionStart's answer depends on: the plans folder, each plan, the config file,
     and this user's trust records (`ctxward trust` changes the answer)."""
     from ctxward.core.config import config_path
-    from ctxward.invariants.rules import INVARIANTS_FILE
+    from ctxward.invariants.model import INVARIANTS_FILE
     from ctxward.invariants.trust import records_dir
 
     plans = project.plans_dir

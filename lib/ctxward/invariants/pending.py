@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ctxward.core.project import Project
-    from ctxward.invariants.rules import Plan, RuleRef
+    from ctxward.invariants.model import Plan, RuleRef
 
 PENDING_DIRNAME = "pending"
 STALE_HOURS = 6  # a session that sent no prompt since: its entry is stale, removed and not used

@@ -20,14 +20,10 @@ from collections.abc import Sequence
 from ctxward.core.fsutil import locked, remove
 from ctxward.core.project import Project
 from ctxward.core.values import Value
-from ctxward.invariants.rules import (
-    Plan,
-    branch_exists,
-    find_plan,
-    load_plans,
-    payloads_locked,
-    readable_plans,
-)
+from ctxward.invariants.activate import branch_exists
+from ctxward.invariants.distill import payloads_locked
+from ctxward.invariants.model import Plan
+from ctxward.invariants.read import find_plan, load_plans, readable_plans
 from ctxward.invariants.trust import revoke, trusted_split
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from itertools import zip_longest
 
-from ctxward.invariants.rules import Plan, RuleRef
+from ctxward.invariants.model import Plan, RuleRef
 
 
 def _cut(plans: Sequence[Plan], keep: Callable[[str, str, str], bool]) -> list[Plan]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxward.core.fsutil import atomic_write, read_regular
 from ctxward.core.project import Project
-from ctxward.invariants.rules import RuleRef
+from ctxward.invariants.model import RuleRef
 from ctxward.invariants.verdicts import KEPT, Verdict, grade
 
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ctxward.core.project import Project
-    from ctxward.invariants.rules import Plan
+    from ctxward.invariants.model import Plan
 
 TRUSTED_DIRNAME = "trusted"
 
@@ -77,9 +77,7 @@ def trusted_split(
     """The plans whose current content is trusted here, and the others, each in order."""
     if not plans:
         return [], []
-    from ctxward.invariants.rules import (
-        INVARIANTS_FILE,  # loaded already: whoever has plans read them
-    )
+    from ctxward.invariants.model import INVARIANTS_FILE
 
     folder = str(records_dir(env))  # resolved once for the whole batch
     trusted: list[Plan] = []
@@ -214,7 +212,7 @@ def trust_plans(
     Returns what was trusted, and a line for each plan that could not be read (only when none
     was named: a named plan that cannot be read is BadInput).
     """
-    from ctxward.invariants.rules import find_plan, readable_plans
+    from ctxward.invariants.read import find_plan, readable_plans
 
     problems: list[str] = []
     if slugs:
@@ -243,7 +241,7 @@ def revoke_plans(
     project: Project, slugs: Sequence[str], env: Mapping[str, str] | None = None
 ) -> list[RevokeResult]:
     """Remove every trust record of the named plans (a plan need not be readable to lose it)."""
-    from ctxward.invariants.rules import INVARIANTS_FILE, validate_slug
+    from ctxward.invariants.model import INVARIANTS_FILE, validate_slug
 
     results = []
     for slug in dict.fromkeys(slugs):

@@ -26,7 +26,7 @@ from ctxward.core.values import Value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ctxward.invariants.rules import RuleRef
+    from ctxward.invariants.model import RuleRef
 
 KEPT, ALTERED, LOST = "kept", "altered", "lost"
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -124,7 +124,7 @@ def grade(rules: Sequence[RuleRef], compact_summary: str) -> list[Verdict]:
     The summary is scrubbed first: a verdict's `why` quotes its words, and a report is written.
     """
     from ctxward.core.scrub import redact
-    from ctxward.invariants.rules import analysis_text, summary_text
+    from ctxward.invariants.summary import analysis_text, summary_text
 
     compact_summary = redact(compact_summary)
     kept = _Text(summary_text(compact_summary))

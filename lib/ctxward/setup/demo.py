@@ -18,7 +18,8 @@ from ctxward.core.fsutil import atomic_write
 from ctxward.core.paths import data_dir
 from ctxward.core.project import Project
 from ctxward.hookio import run_in_memory
-from ctxward.invariants.rules import activate, load_plans
+from ctxward.invariants.activate import activate
+from ctxward.invariants.read import load_plans
 
 SESSION_ID = "7de73c29-a9cd-4608-aa26-55358a7f7df9"
 SKILLS = ("deep-plan", "deep-review")

@@ -866,7 +866,7 @@ def _run_hooks(wired: list[WiredHook], opencode: list[str], env: Mapping[str, st
         root = Path(folder).resolve()
         (root / ".ctxward").mkdir()
         try:
-            from ctxward.invariants.rules import activate
+            from ctxward.invariants.activate import activate
 
             activate(Project(root), DOCTOR_PACK, DOCTOR_SLUG)
         except CtxwardError as exc:

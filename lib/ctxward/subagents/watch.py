@@ -41,19 +41,17 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from ctxward.core.fsutil import read_regular
 from ctxward.core.project import Project
 from ctxward.errors import CtxwardError
-from ctxward.invariants.rules import (
+from ctxward.invariants.activate import activate
+from ctxward.invariants.distill import distill
+from ctxward.invariants.model import (
     INVARIANTS_FILE,
     SKILL_SEARCH_PATHS,
     SLUG_PATTERN,
     Plan,
     Section,
-    activate,
-    distill,
-    full_rules_path,
-    load_plan,
-    load_skill,
-    plan_folders,
 )
+from ctxward.invariants.read import load_plan, plan_folders
+from ctxward.invariants.skills import full_rules_path, load_skill
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch

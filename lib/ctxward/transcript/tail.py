@@ -4,7 +4,7 @@ Claude Code's hook payloads carry no assistant text and no token usage, but they
 session's transcript (`transcript_path`), where the host appends one JSON line per content block
 of each response (`"type": "assistant"`, with `message.usage` and `message.model`) and one
 `{"type": "system", "subtype": "compact_boundary"}` line per compaction. The drift observer
-(`ctxward.drift.engine`) reads only what was appended since the previous call, from a saved offset,
+(`ctxward.drift.observe`) reads only what was appended since the previous call, from a saved offset,
 and at most MAX_TAIL_BYTES of it (the newest): silence drift learns whether the model wrote text
 to the user, the context-pressure stages (`ctxward.pressure`) learn the last request's real
 token count, and both learn when a compaction started a new context segment.
