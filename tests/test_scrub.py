@@ -22,6 +22,10 @@ from hypothesis import strategies as st
 
 from ctxward.core import scrub as scrub_module
 from ctxward.core.scrub import SECRET_TYPES, classify_key, find, is_placeholder, redact, scrub
+from ctxward.core.scrub import assignments as scrub_assignments
+from ctxward.core.scrub import engine as scrub_engine
+from ctxward.core.scrub import rules as scrub_rules
+from ctxward.core.scrub import tokens as scrub_tokens
 
 ALNUM = string.ascii_letters + string.digits
 UPPER32 = string.ascii_uppercase + "234567"
@@ -929,10 +933,12 @@ def test_scrub_imports_only_the_standard_library() -> None:
     assert scrub_module.__name__ in own
     from pathlib import Path
 
-    # scrub.py and the two rule modules it loads (and nothing else of ours).
+    # The modules scrubbing loads (and nothing else of ours): `userrules`, which checks the
+    # config's extra rules, is imported only by `configure`.
     folder = Path(scrub_module.__file__).parent
-    for name in ("scrub.py", "scrub_context.py", "scrub_providers.py"):
-        source = (folder / name).read_text(encoding="utf-8")
+    loaded = ("__init__", "engine", "rules", "tokens", "assignments", "context", "providers")
+    for name in loaded:
+        source = (folder / f"{name}.py").read_text(encoding="utf-8")
         imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
         assert all(
             line.split()[1].split(".")[0]
@@ -948,10 +954,7 @@ def test_scrub_imports_only_the_standard_library() -> None:
                 "dataclasses",
                 "typing",
             }
-            or (
-                line.split()[1] in ("ctxward.core.scrub_providers", "ctxward.core")
-                and line.split()[3] in ("TYPES", "scrub_context", "PROVIDERS,")
-            )
+            or line.split()[1].removesuffix(".") in {f"ctxward.core.scrub.{m}" for m in loaded}
             for line in imports
         ), (name, imports)
 
@@ -980,8 +983,10 @@ def test_a_fresh_interpreter_scrubbing_loads_only_the_standard_library() -> None
             "ctxward",
             "ctxward.core",
             "ctxward.core.scrub",
-            "ctxward.core.scrub_context",
-            "ctxward.core.scrub_providers",
+            *(
+                f"ctxward.core.scrub.{m}"
+                for m in ("engine", "rules", "tokens", "assignments", "context", "providers")
+            ),
         )
     ]
     assert not foreign, foreign
@@ -1101,7 +1106,7 @@ _STARTS_TOO = {"jwt": ("eyJ",)}
 @pytest.mark.slow
 @pytest.mark.parametrize("rule", scrub_module.RULES, ids=lambda rule: rule.name)
 def test_every_rule_is_linear_on_repeats_of_its_own_prefix(
-    rule: scrub_module.Rule, prose_seconds: float
+    rule: scrub_rules.Rule, prose_seconds: float
 ) -> None:
     """Each rule, alone, on the worst of ~500 repeated units built from its anchor, a run of one
     character class and a terminator: that unit at 100 KB and at 1 MB."""
@@ -1154,7 +1159,7 @@ def test_the_linear_finders_find_what_the_regex_finds(pieces: list[str]) -> None
 )
 def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
     """`_CLI_FLAG`'s lookahead only turns away starts the key word search fails on anyway."""
-    guarded = scrub_module._CLI_FLAG
+    guarded = scrub_assignments._CLI_FLAG
     plain = guarded.replace("(?![-0-9_bd-jlmnoq-ru-z]{41})", "", 1)
     assert plain != guarded
     text = "".join(pieces).lower()
@@ -1165,9 +1170,9 @@ def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
 @pytest.mark.parametrize("header", [8, 8189, 8190, 8191, 8192, 8193, 8200])
 @pytest.mark.parametrize("before", ["", "eyJ", "eyJeyJ", "x", "eyJ" + "c" * 9000])
 def test_the_jwt_finder_keeps_the_header_cap(header: int, before: str) -> None:
-    pattern = re.compile(scrub_module._JWT)
+    pattern = re.compile(scrub_tokens._JWT)
     text = before + "eyJ" + "a" * header + ".eyJ" + "b" * 20 + ".sig"
-    found = [m.span() for m in scrub_module._jwt_matches(pattern, text)]
+    found = [m.span() for m in scrub_tokens._jwt_matches(pattern, text)]
     assert found == [m.span() for m in pattern.finditer(text)]
 
 
@@ -1242,11 +1247,11 @@ def test_a_random_token_cannot_spell_a_placeholder_by_chance() -> None:
 # -- lazy rules: the anchors gate the table ------------------------------------------------------
 
 
-def _every_rule(text: str) -> list[scrub_module.Redaction]:
+def _every_rule(text: str) -> list[scrub_engine.Redaction]:
     """`find` without the anchor test: every rule runs its regex over the text."""
     lowered = text.lower()
     if len(lowered) != len(text):
-        lowered = text.translate(scrub_module._ASCII_LOWER)
+        lowered = text.translate(scrub_rules._ASCII_LOWER)
     spans = [
         span
         for rule in scrub_module.RULES
@@ -1254,11 +1259,11 @@ def _every_rule(text: str) -> list[scrub_module.Redaction]:
         for span in rule.vet(match, text, lowered)
     ]
     if spans:
-        spans += scrub_module._repeats(text, spans)
-    return scrub_module._merge(spans)
+        spans += scrub_engine._repeats(text, spans)
+    return scrub_engine._merge(spans)
 
 
-def _matches(rule: scrub_module.Rule, haystack: str) -> list[re.Match[str]]:
+def _matches(rule: scrub_rules.Rule, haystack: str) -> list[re.Match[str]]:
     """Every match of the rule's regex; for the provider table (matched only where a token
     starts, never searched), its match at every start of a token, with no gate."""
     if rule.name != "providers":
@@ -1326,9 +1331,10 @@ def test_import_compiles_nothing_and_a_clean_text_only_the_anchors() -> None:
     probe = (
         "import json, re\n"
         "from ctxward.core import scrub\n"
-        "at_import = scrub._regex.cache_info().currsize\n"
+        "from ctxward.core.scrub import rules\n"
+        "at_import = rules._regex.cache_info().currsize\n"
         "compiled = []\n"
-        "scrub._regex = scrub.functools.cache(lambda s: compiled.append(s) or re.compile(s))\n"
+        "rules._regex = rules.functools.cache(lambda s: compiled.append(s) or re.compile(s))\n"
         "scrub.scrub('plain prose: nothing to redact here, only words.\\n' * 1000)\n"
         "names = [rule.name for rule in scrub.RULES if rule.pattern in compiled]\n"
         "print(json.dumps([at_import, names]))\n"

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 from ctxward.core import scrub as scrub_module
-from ctxward.core import scrub_config
+from ctxward.core.scrub import userrules as scrub_config
 from ctxward.errors import BadInput
 
 ALNUM = string.ascii_letters + string.digits

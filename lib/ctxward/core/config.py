@@ -207,7 +207,7 @@ def parse(data: object, source: str) -> Config:
             "scrub",
         },
     )
-    from ctxward.core import scrub_config
+    from ctxward.core.scrub import userrules as scrub_config
 
     scrub_config.parse(top.get("scrub"), f"{source}: scrub")  # refused here; in force at load
     preset = top.get("preset")
@@ -309,7 +309,7 @@ def load(project: Project) -> Config:
     known = _loaded.get(str(path))
     if identity and known is not None and known[0] == identity:
         if known[2] is not None:  # put the scrub section back in force, as a fresh load would
-            from ctxward.core import scrub_config
+            from ctxward.core.scrub import userrules as scrub_config
 
             scrub_config.apply(known[2], f"{project.relative(path)}: scrub")
         return known[1]
@@ -352,7 +352,7 @@ def _read(project: Project, path: Path) -> tuple[Config, object]:
     config = parse(data, source)
     scrub_section = data.get("scrub") if isinstance(data, dict) else None
     if scrub_section is not None:
-        from ctxward.core import scrub_config
+        from ctxward.core.scrub import userrules as scrub_config
 
         scrub_config.apply(scrub_section, f"{source}: scrub")
     return config, scrub_section

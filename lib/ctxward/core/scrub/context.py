@@ -2,7 +2,7 @@
 
 - The provider gate: one scan per separator for the place where a token's prefix ends (`_`, `-`
   or `.` then 16 token characters, one of them a capital or a digit), then the provider table
-  (`scrub_providers.PROVIDERS`, one alternation) is matched at the start of that token only. So
+  (`providers.PROVIDERS`, one alternation) is matched at the start of that token only. So
   ~30 formats cost three literal-led scans, not one each, and each character is looked at a
   bounded number of times (a run that matched nothing is skipped whole).
 - Contextual detectors, for secrets that have no shape of their own: a token as URL userinfo
@@ -19,16 +19,17 @@ library only.
 
 from __future__ import annotations
 
-from ctxward.core.scrub_providers import PROVIDERS, UNSEPARATED
+from ctxward.core.scrub.assignments import _acceptable, classify_key
+from ctxward.core.scrub.providers import PROVIDERS, UNSEPARATED
+from ctxward.core.scrub.rules import Rule, _regex, _word_before, is_placeholder, looks_random
+from ctxward.core.scrub.tokens import _SCHEME_BEFORE, _URL_PLACEHOLDERS, _b64_text, _url_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterator
 
-    from ctxward.core import scrub as _s
-# `core.scrub` imports this module at its end and hands itself to `rules()`, which binds `_s`:
-# an import of ours would be circular.
+    from ctxward.core.scrub.rules import Vetter
 
 # -- the provider gate ---------------------------------------------------------------------------
 
@@ -49,13 +50,13 @@ def _gate_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]
     """The provider table's matches, tried only at the start of the token around a gate hit
     (each gate in turn: a token two gates find is matched twice, and merged)."""
     for gate in _GATES:
-        yield from _one_gate(_s._regex(gate), pattern, text)
+        yield from _one_gate(_regex(gate), pattern, text)
 
 
 def _one_gate(
     gate: re.Pattern[str], pattern: re.Pattern[str], text: str
 ) -> Iterator[re.Match[str]]:
-    run_end = _s._regex(_RUN_END)
+    run_end = _regex(_RUN_END)
     resume = 0
     tried = -1
     while (hit := gate.search(text, resume)) is not None:
@@ -82,12 +83,12 @@ def _one_gate(
 
 def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     start, end = match.span()
-    if _s._word_before(text, start) and text[start - 1] not in "/":
+    if _word_before(text, start) and text[start - 1] not in "/":
         return
     index = int(match.lastgroup[1:]) if match.lastgroup else 0
     _, kind, _ = PROVIDERS[index]
     value = match.group(0)
-    if _s.is_placeholder(value) or not _s.looks_random(value, 12):
+    if is_placeholder(value) or not looks_random(value, 12):
         return
     yield start, end, kind
 
@@ -95,16 +96,16 @@ def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Iterator[tup
 _AZURE_NAMES = ("Account", "SharedAccess")  # what stands right before `Key=`
 
 
-def _unseparated_vetter(kind: str) -> _s.Vetter:
+def _unseparated_vetter(kind: str) -> Vetter:
     def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
         group = "value" if "value" in match.re.groupindex else 0
         if group == "value" and not text.endswith(_AZURE_NAMES, 0, match.start()):
             return
         start, end = match.span(group)
-        if group == 0 and _s._word_before(text, start):
+        if group == 0 and _word_before(text, start):
             return
         value = text[start:end]
-        if not _s.is_placeholder(value) and _s.looks_random(value, 12):
+        if not is_placeholder(value) and looks_random(value, 12):
             yield start, end, kind
 
     return vet
@@ -124,7 +125,7 @@ _URL_AT_TRIES = 4
 
 def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     value = match.group("value")
-    if _s.is_placeholder(value) or not _s.looks_random(value, 16):
+    if is_placeholder(value) or not looks_random(value, 16):
         return
     yield match.start("value"), match.end("value"), "url_token"
 
@@ -133,7 +134,7 @@ def _vet_url_special(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
     begin = match.end()
-    segment_match = _s._regex(_URL_SEGMENT).match(text, begin)
+    segment_match = _regex(_URL_SEGMENT).match(text, begin)
     if segment_match is None:
         return
     segment = segment_match.group(0)
@@ -143,7 +144,7 @@ def _vet_url_special(
     if "@" not in segment:
         return
     at = len(segment)
-    host = _s._regex(_URL_HOST)
+    host = _regex(_URL_HOST)
     for _ in range(_URL_AT_TRIES):  # the last few @ only: bounded work per URL
         at = segment.rfind("@", 0, at)
         if at <= 0:
@@ -153,17 +154,15 @@ def _vet_url_special(
             continue
         if not any(c in password for c in "?#/@!$%"):
             return  # the url rule's own case
-        if _s._regex(_PORT_PATH).match(password):
+        if _regex(_PORT_PATH).match(password):
             return  # host:port/path?x=a@b, not a password
         query = password.find("?")
         if query >= 0 and "=" in password[query:]:
             continue  # a query string holding an @
-        if password.lower() in _s._URL_PLACEHOLDERS or _s.is_placeholder(password):
+        if password.lower() in _URL_PLACEHOLDERS or is_placeholder(password):
             return
-        scheme = _s._regex(_s._SCHEME_BEFORE).search(
-            lowered, max(0, match.start() - 40), match.start()
-        )
-        yield begin, begin + at, _s._url_type(scheme.group(0) if scheme else "")
+        scheme = _regex(_SCHEME_BEFORE).search(lowered, max(0, match.start() - 40), match.start())
+        yield begin, begin + at, _url_type(scheme.group(0) if scheme else "")
         return
 
 
@@ -235,7 +234,7 @@ def _vet_cli_password(
     if group == "bare":
         value = value.rstrip(",)")
         end = start + len(value)
-    if len(value) < 4 or _s.is_placeholder(value) or value.lower() in _s._URL_PLACEHOLDERS:
+    if len(value) < 4 or is_placeholder(value) or value.lower() in _URL_PLACEHOLDERS:
         return
     yield start, end, "password"
 
@@ -250,7 +249,7 @@ _NETRC_LINES = (
 
 def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     start, end = match.span("value")
-    if not _s.is_placeholder(text[start:end]):
+    if not is_placeholder(text[start:end]):
         yield start, end, "password"
 
 
@@ -290,7 +289,7 @@ def _vet_value_field(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
     at = match.start()
-    named = _s._regex(_NAME_BEFORE).search(lowered, max(0, at - _NAME_REACH), at)
+    named = _regex(_NAME_BEFORE).search(lowered, max(0, at - _NAME_REACH), at)
     if named is None:
         return
     yield from _vet_name_value(match, text, text[named.start("name") : named.end("name")])
@@ -301,14 +300,14 @@ def _vet_xml_pair(match: re.Match[str], text: str, lowered: str) -> Iterator[tup
 
 
 def _vet_name_value(match: re.Match[str], text: str, name: str) -> Iterator[tuple[int, int, str]]:
-    kind = _s.classify_key(name)
+    kind = classify_key(name)
     if kind is None:
         return
     groups = match.groupdict()
     group = next(g for g in ("escaped", "double", "single", "bare") if groups.get(g) is not None)
     start, end = match.span(group)
     value = text[start:end]
-    if _s._acceptable(value, kind, quoted=group != "bare"):
+    if _acceptable(value, kind, quoted=group != "bare"):
         yield start, end, kind
 
 
@@ -319,7 +318,7 @@ _B64_PEM = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,87380}={0,2}"
 
 
 def _vet_b64_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    head = _s._b64_text(match.group(0)[:96])
+    head = _b64_text(match.group(0)[:96])
     if "PRIVATE KEY" in head:
         yield match.start(), match.end(), "private_key"
     elif "CERTIFICATE" in head and "REQUEST" not in head:
@@ -335,7 +334,7 @@ _TOKEN_HEADER = r"x-(?:consul|nomad)-token" + _ID_VALUE
 _HEROKU_CLI = r"heroku[ \t]+auth:token(?:\s|\\[nr]){1,40}(?P<value>" + _UUID + ")"
 
 
-def _uuid_vetter(kind: str) -> _s.Vetter:
+def _uuid_vetter(kind: str) -> Vetter:
     def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
         yield match.start("value"), match.end("value"), kind
 
@@ -356,11 +355,7 @@ def _vet_auth_tuple(
 ) -> Iterator[tuple[int, int, str]]:
     start, end = match.span("value")
     value = text[start:end]
-    if (
-        len(value) >= 4
-        and not _s.is_placeholder(value)
-        and value.lower() not in _s._URL_PLACEHOLDERS
-    ):
+    if len(value) >= 4 and not is_placeholder(value) and value.lower() not in _URL_PLACEHOLDERS:
         yield start, end, "password"
 
 
@@ -386,7 +381,7 @@ def vet_prose(match: re.Match[str], text: str) -> Iterator[tuple[int, int, str]]
     """A value after "token", "key", "password" or "secret" in a sentence: redacted when it
     looks generated (capitals, small letters and digits; no path, no hex digest, no URL)."""
     kind = _PROSE_KINDS.get(text[match.start("word") : match.end()].lower())
-    if kind is None or _s._word_before(text, match.start("word")):
+    if kind is None or _word_before(text, match.start("word")):
         return
     start, end = match.span("pvalue")
     value = text[start:end].rstrip(_PROSE_TRAIL)
@@ -400,16 +395,14 @@ def vet_prose(match: re.Match[str], text: str) -> Iterator[tuple[int, int, str]]
         or value.count("/") > 1
         or value.startswith(("/", "."))
         or "=" in value.rstrip("=")
-        or _s.is_placeholder(value)
+        or is_placeholder(value)
     ):
         return
     yield start, end, kind
 
 
-def rules(scrub_module: object) -> tuple[_s.Rule, ...]:
-    """The rules this module adds to `scrub_module.RULES` (the anchors work as there)."""
-    globals()["_s"] = scrub_module
-    Rule = _s.Rule
+def rules() -> tuple[Rule, ...]:
+    """The rules this module adds to the table (`engine.RULES`; the anchors work as there)."""
     return (
         Rule("providers", _PROVIDER_TABLE, False, _vet_provider, None, _gate_matches),
         *(

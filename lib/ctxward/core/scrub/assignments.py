@@ -1,0 +1,405 @@
+"""Rules for a secret named by its key: generic assignments, command-line flags, XML attributes,
+`curl -u`, `.netrc`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ctxward.core.scrub.rules import _regex, _words, is_placeholder, looks_random
+
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
+from ctxward.core.scrub.tokens import _URL_PLACEHOLDERS, _b64_text, _is_aws_secret
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+# Strong words: a key name holding one of these (as a word, or as the tail of a compound such as
+# `dbpassword`) names a credential.
+_KEY_QUALIFIERS = frozenset(
+    _words(
+        """
+    api access secret private auth client signing encryption encrypt master app account service
+    consumer hmac jwt session webhook deploy sas storage subscription license admin root
+        """
+    )
+)
+
+
+# A key name whose last word is one of these describes the credential, it does not hold it.
+_DESCRIPTIVE_TAILS = frozenset(
+    _words(
+        """
+    url urls uri uris endpoint host hostname port id ids name names type types file filename
+    files path paths dir directory folder count counts length len size limit limits max min
+    num number hash hashed digest checksum sha sha1 sha256 sha512 md5 format expiry expires
+    expiration expire exp ttl timeout lifetime age version header headers field fields prefix
+    suffix env var vars variable ref kind policy policies usage enabled enable disabled required
+    provider providers method methods mode manager store rotation label description desc help
+    hint regex pattern algorithm alg scope scopes audience issuer location source arn param
+    parameter index position pos budget rate tokens secrets passwords keys reset strength
+    validator validation input form placeholder prompt error errors message msg status state
+    date time timestamp at in by created updated bucket region user username login email table
+    column schema class cls fn func callback handler factory generator manager service endpoint
+    list map set dict hint policy command cmd script flag flags option options config settings
+    len width height color colour style mask length min_length rule rules check reference
+        """
+    )
+)
+
+
+_LEADING_NON_SECRETS = frozenset(
+    _words(
+        """
+    max min num total is has use enable enabled disable show hide allow require validate check
+    verify forgot reset n no count
+        """
+    )
+)
+
+
+# Tokens that are cursors or anti-forgery nonces, not credentials.
+_HARMLESS_TOKENS = frozenset(
+    _words("page next continuation sync cursor pagination csrf xsrf cancellation idempotency")
+)
+
+
+_NAME_PARTS = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+
+
+_COMPOUND_TAILS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "apikey",
+    "credentials",
+    "credential",
+)
+
+
+def classify_key(name: str) -> str | None:
+    """The redaction type a value assigned to key `name` gets, or None for a harmless key.
+
+    `DB_PASSWORD`, `apiKey`, `x-api-key`, `aws_secret_access_key`, `GITHUB_TOKEN` name credentials;
+    `max_tokens`, `token_count`, `secret_name`, `password_hash`, `keyboard` do not.
+    """
+    words: list[str] = []
+    for part in _regex(_NAME_PARTS).findall(name):
+        word = part.lower()
+        for tail in _COMPOUND_TAILS:
+            if word != tail and word.endswith(tail) and len(word) > len(tail) + 1:
+                words.extend((word[: -len(tail)], tail))
+                break
+        else:
+            if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
+                words.extend((word[:-3], "key"))
+            else:
+                words.append(word)
+    if not words or words[-1] in _DESCRIPTIVE_TAILS or words[0] in _LEADING_NON_SECRETS:
+        return None
+    kind: str | None = None
+    for index, word in enumerate(words):
+        if word in ("password", "passwd", "passphrase", "passcode", "pwd", "pass"):
+            kind = "password"
+        elif word in ("secret", "credential", "credentials"):
+            kind = "secret"
+        elif word in ("token", "auth"):
+            kind = "token"
+        elif word == "apikey":
+            kind = "api_key"
+        elif word == "key" and index > 0 and words[index - 1] in _KEY_QUALIFIERS:
+            kind = "api_key" if words[index - 1] == "api" else "secret"
+    if words[-1] == "token" and len(words) > 1 and words[-2] in _HARMLESS_TOKENS:
+        return None
+    if "secret" in words and "access" in words and words[-1] == "key":
+        return "aws_secret_access_key"
+    return kind
+
+
+_classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
+
+
+# The value after an assignment: JSON/YAML/INI/env/TOML/CLI forms.
+_VALUE = (
+    r"[ \t]{0,8}(?:"
+    r"(?P<esc>\\{1,8})\"(?P<escaped>[^\"\\\n]{1,4096})(?=\\)"  # closed in _vet_value
+    r"|\"(?P<double>(?:[^\"\\\n]|\\[^\n]){1,4096})\""
+    r"|'(?P<single>(?:[^'\\\n]|\\[^\n]){1,4096})'"
+    r"|`(?P<back>[^`\n]{1,4096})`"
+    r"|(?P<bare>[^\s\"'`\\]{1,1024}))"
+)
+
+
+# The separator after a key name: `=`, `:`, `:=`, `=>`, `: <type> =` (annotated default).
+_SEPARATOR = (
+    r"\\{0,8}[\"'`]?\]?[ \t]{0,8}"
+    r"(?::=|=>|:[ \t]*[a-z_][a-z0-9_.\[\], |]{0,40}?[ \t]+=[ \t]|=(?![=~>])|:(?![:/\\]))"
+)
+
+
+_NAME_TAIL = r"(?=(?P<tail>[a-z0-9_.-]{0,48}))(?P=tail)"  # atomic (module doc)
+
+
+_GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+
+
+# Or, with no separator, a generated-looking value in a sentence ("using token X", "the key is
+# X"): looked at, not consumed (a lookahead), so a match further on is found as before.
+_PROSE_AHEAD = (
+    r"(?=[ \t]{1,4}(?:(?:is|was|of)[ \t]{1,4})?[`'\"]?(?P<pvalue>[a-z0-9_./+=-]{16,256}))"
+)
+
+
+_PROSE_WORDS = ("pass", "secret", "token", "key")
+
+
+_GENERIC = tuple(
+    f"(?P<word>{word}){_NAME_TAIL}(?:{_SEPARATOR}{_VALUE}"
+    + (f"|{_PROSE_AHEAD})" if word in _PROSE_WORDS else ")")
+    for word in _GENERIC_WORDS
+)
+
+
+_CLI_FLAG = (
+    # First a cheap look for what the key word search would scan in vain: 41 name characters
+    # that start none of its words (a run of dashes).
+    r"--(?![-0-9_bd-jlmnoq-ru-z]{41})"
+    r"(?P<name>[a-z0-9_-]{0,40}(?:pass|pwd|secret|token|key|auth|credential)[a-z0-9_-]{0,40})"
+    r"(?:=|[ \t]+)" + _VALUE
+)
+
+
+# A flag's name is the rest of its run of name characters, so a match starts at most this far
+# from that run's end: `--`, 40, the longest key word (`credential`), 40.
+_FLAG_REACH = 2 + 40 + 10 + 40
+
+
+# A `--` too far from the end of its run, to that end (the search jumps from `--` to `--`).
+_DEAD_FLAG = f"--[a-z0-9_-]{{{_FLAG_REACH - 1},}}"
+
+
+_XML = (
+    r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
+    r"(?P<bare>[^<\s]{1,1024})</"
+)
+
+
+_KEY_CHARS_TEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+
+
+_CALL = r"[A-Za-z_][A-Za-z0-9_.]*[(\[]"
+
+
+_CODE_STOP = r"[,;)}\]&|<>(\[]"
+
+
+_LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
+
+
+def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    if match.lastgroup == "pvalue":  # the prose lookahead (the value groups close otherwise)
+        from ctxward.core.scrub.context import vet_prose  # context builds on these rules
+
+        yield from vet_prose(match, text)
+        return
+    word_start = match.start("word")
+    before = text[max(0, word_start - 64) : word_start]
+    key_start = word_start - (len(before) - len(before.rstrip(_KEY_CHARS_TEXT)))
+    if (
+        key_start < word_start
+        and text[key_start] in "ntr"
+        and text[key_start - 1 : key_start] == "\\"
+    ):
+        key_start += 1  # the n of an escaped newline starts no key name
+    kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
+    if kind is None or text.startswith("://", key_start - 3):
+        return  # (a URL's user name: its password is the url rule's, without the host after @)
+    if _hopeless(match, text):
+        return
+    floor = max(0, key_start - 200)
+    newline = text.rfind("\n", floor, key_start)
+    escaped = text.rfind("\\n", floor, key_start)  # a line break inside JSON-encoded text
+    line_start = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
+    if newline < 0 and escaped < 0 and key_start > 200:
+        prefix = "?"  # a very long line: not an env/INI/YAML assignment
+    else:
+        prefix = text[line_start:key_start].strip().strip("\"'")
+    if prefix.startswith(("export ", "setenv ", "set -x ")) or prefix in ("export", "$env:"):
+        kind = kind if kind == "aws_secret_access_key" else "env_export"
+        prefix = ""
+    yield from _vet_value(match, text, kind, at_line_start=prefix in _LINE_PREFIXES)
+
+
+# A bare value that starts so is refused by `_vet_value` wherever it stands (trimmed or not, it
+# keeps that start, a mark of `is_placeholder`, or `$(` stops it as a call).
+_NEVER_BARE = ("${", "$(", "****")
+
+
+def _hopeless(match: re.Match[str], text: str) -> bool:
+    """True for a value `_vet_value` refuses whatever the line before it holds: a reference, a
+    mask, a call, a quoted placeholder. Looked at before that line is (`${VAR}`, `****` and
+    `get_token()` are the common case of a key word followed by a value)."""
+    group = match.lastgroup
+    if group == "bare":
+        value = text[match.start(group) : match.end(group)]
+        return value.startswith(_NEVER_BARE) or _regex(_CALL).match(value) is not None
+    if group in ("double", "single", "back"):
+        return is_placeholder(text[match.start(group) : match.end(group)])
+    return False
+
+
+def _flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for `_CLI_FLAG`, in linear time.
+
+    The regex engine tries `_CLI_FLAG` at every `--`; in a run of dashes (or of any name
+    characters) each try walks 40 characters back and forth for a key word, 1 MB of `-` took
+    1.5 s. A start further than `_FLAG_REACH` from the end of its run cannot match, so from
+    the first such `--` of a run (`_DEAD_FLAG`) to `_FLAG_REACH` before the run's end, the
+    characters are replaced by NUL before the search: no try starts there. That changes no
+    match: a name never reaches them, and everywhere else in the pattern (the separator, the
+    value) NUL and the name characters are alike (none is a space, a quote or a backslash).
+    `_vet_flag` reads the name group (never masked) and the value from the original text.
+    """
+    dead = [found.span() for found in _regex(_DEAD_FLAG).finditer(text)]
+    if not dead:
+        return pattern.finditer(text)
+    pieces = []
+    cursor = 0
+    for start, end in dead:
+        pieces.append(text[cursor:start])
+        cursor = end - _FLAG_REACH
+        pieces.append("\0" * (cursor - start))
+    pieces.append(text[cursor:])
+    return pattern.finditer("".join(pieces))
+
+
+def _vet_flag(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    kind = classify_key(match.group("name"))
+    if kind is not None:
+        yield from _vet_value(match, text, kind, at_line_start=False)
+
+
+def _vet_value(
+    match: re.Match[str], text: str, kind: str, *, at_line_start: bool
+) -> Iterator[tuple[int, int, str]]:
+    # The value's group closes last in every pattern that comes here (`_VALUE` ends them, `_XML`
+    # ends with its `bare`): no dict of every group per candidate.
+    group = match.lastgroup
+    if group not in _VALUE_GROUPS:
+        return
+    start, end = match.span(group)
+    if group == "escaped":
+        closed = _escaped_end(text, end, len(match.group("esc")))
+        if closed is None:
+            return
+        end = closed
+    value = text[start:end]
+    if group == "bare":
+        if _regex(_CALL).match(value):
+            return  # `get_token()`, `os.environ["X"]`, `request.form.get(...)`: code
+        if not at_line_start:
+            stop = _regex(_CODE_STOP).search(value)
+            if stop:
+                if value[stop.start()] in "([":
+                    return  # a call or a subscript: code, not a literal
+                end = start + stop.start()
+                value = value[: stop.start()]
+        if end < len(text) and text[end] in "([":
+            return
+        trimmed = value.rstrip(",;")
+        end -= len(value) - len(trimmed)
+        value = trimmed
+        if _regex(_IDENTIFIER).fullmatch(value) and (
+            "." in value
+            or (
+                ("_" in value or not at_line_start)
+                and not (looks_random(value, 12) and any(map(str.isdigit, value)))
+            )
+        ):
+            return  # a variable, attribute or constant name (not a generated value)
+    if not _acceptable(value, kind, quoted=group != "bare"):
+        return
+    yield start, end, kind
+
+
+_VALUE_GROUPS = frozenset(("escaped", "double", "single", "back", "bare"))
+
+
+_ESCAPED_RUN = r"[^\"\\\n]{0,4096}"
+
+
+_ESCAPED_HOPS = 8
+
+
+def _escaped_end(text: str, at: int, depth: int) -> int | None:
+    """Where a string quoted as `\\"…\\"` (JSON inside JSON, `depth` backslashes) ends, from
+    `at`, the first backslash after its opening; None when it does not close there. An inner
+    escaped quote (`2 * depth + 1` backslashes) is part of the value: at most a few of them."""
+    closing = "\\" * depth + '"'
+    inner = "\\" * (2 * depth + 1) + '"'
+    for _ in range(_ESCAPED_HOPS):
+        if text.startswith(closing, at):
+            return at
+        if not text.startswith(inner, at):
+            return None
+        run = _regex(_ESCAPED_RUN).match(text, at + len(inner))
+        at = run.end() if run else at + len(inner)
+    return None
+
+
+def _acceptable(value: str, kind: str, *, quoted: bool) -> bool:
+    if is_placeholder(value):
+        return False
+    if kind == "aws_secret_access_key":
+        return _is_aws_secret(value) or looks_random(value, 16)
+    if kind == "password":
+        if len(value) < 4 or (" " in value and (not quoted or _is_ui_text(value))):
+            return False
+        return not value.isdigit() or len(value) >= 6
+    if " " in value:
+        return False
+    return looks_random(value, 8) or ":" in _b64_text(value)  # docker's base64 "auth": user:pass
+
+
+_UI_WORDS = ("enter", "please", "must", "invalid", "incorrect", "forgot", "confirm", "should")
+
+
+def _is_ui_text(value: str) -> bool:
+    """A label or message about a password ("Enter a password"), not a passphrase."""
+    lowered = value.lower()
+    return len(value) > 64 or any(word in lowered for word in _UI_WORDS)
+
+
+# curl -u user:password, and .netrc lines.
+_CURL_USER = (
+    r"-(?:u|-user)[ =][\"']?(?=(?P<user>[^\s:\"'/$]{1,64}))(?P=user)"  # atomic (module doc)
+    r":(?P<value>[^\s\"'@]{4,256})"
+)
+
+
+_NETRC = (
+    r"machine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+"
+    r"(?P<value>[^\s\\\"']{1,512})"
+)
+
+
+def _vet_curl_user(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    start = match.start()
+    if start > 0 and not text[start - 1].isspace():
+        return
+    value = match.group("value")
+    if not is_placeholder(value) and value.lower() not in _URL_PLACEHOLDERS:
+        yield match.start("value"), match.end("value"), "basic_auth"
+
+
+def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    if not is_placeholder(match.group("value")):
+        yield match.start("value"), match.end("value"), "password"

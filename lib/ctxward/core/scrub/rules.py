@@ -1,0 +1,297 @@
+"""The rule type, and what every rule's vetting shares: placeholders and masks, randomness."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+# typing.TYPE_CHECKING without importing typing: hooks import this package on their hot path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypedDict
+
+    class Redaction(TypedDict):
+        """One replaced span; `position` refers to the input text."""
+
+        type: str
+        position: tuple[int, int]
+        replacement: str
+
+    Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
+    Matcher = Callable[["re.Pattern[str]", str], Iterator["re.Match[str]"]]
+
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
+
+
+class Rule:
+    """One detector: a regex anchored on a literal, and the function that vets its matches.
+
+    `anchor`, when set, is a literal that every match of `pattern` contains: `find` returns at
+    once when the text lacks it, so a rule's regex is only compiled (`_regex`) once a text could
+    hold a match. The anchor is looked for with a one-literal regex (cheap to compile), not
+    `in`: `re`'s literal-prefix scan is as fast as the rule's own, where `str.__contains__` is
+    up to 3x slower on two- or three-character needles (bench/scrub_throughput.py).
+    """
+
+    __slots__ = ("_anchor_pattern", "anchor", "matches", "name", "on_lowered", "pattern", "vet")
+
+    def __init__(
+        self,
+        name: str,
+        pattern: str,
+        on_lowered: bool,
+        vet: Vetter,
+        anchor: str | None,
+        matches: Matcher | None = None,
+    ) -> None:
+        self.name = name
+        self.pattern = pattern  # the source; compiled on first use
+        self.on_lowered = on_lowered  # run on the lower-cased text (case-insensitive key words)
+        self.vet = vet
+        self.anchor = anchor  # looked for in the text the pattern runs on (lowered or not)
+        self._anchor_pattern = re.escape(anchor) if anchor is not None else None
+        # `pattern.finditer(haystack)`, or a function that yields exactly the same matches in
+        # linear time where the regex engine alone would not (`_jwt_matches`).
+        self.matches = matches
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
+
+    def _anchored(self, haystack: str, present: dict[tuple[str, bool], bool] | None) -> bool:
+        anchor = self.anchor
+        assert anchor is not None and self._anchor_pattern is not None
+        if present is None:
+            return _regex(self._anchor_pattern).search(haystack) is not None
+        key = (anchor, self.on_lowered)
+        known = present.get(key)
+        if known is not None:
+            return known
+        if any(
+            not held and lowered == self.on_lowered and part in anchor
+            for (part, lowered), held in present.items()
+        ):
+            present[key] = False
+            return False
+        # A long literal: `in` skips ahead (2x faster than re's scan); a short one: re's scan
+        # (up to 3x faster than `in` on two or three characters).
+        if len(anchor) >= _LONG_ANCHOR:
+            held = anchor in haystack
+        else:
+            held = _regex(self._anchor_pattern).search(haystack) is not None
+        present[key] = held
+        return held
+
+    def find(
+        self, text: str, lowered: str, present: dict[tuple[str, bool], bool] | None = None
+    ) -> Iterator[tuple[int, int, str]]:
+        """The spans this rule redacts. `present` (one per text) remembers which anchors the
+        text holds: several rules share one (`://`, `heroku`, `secret`, `auth`), and an anchor
+        that holds an absent one (`sk-ant-`, `sk-`) is absent too, so it is looked for once."""
+        haystack = lowered if self.on_lowered else text
+        if self.anchor is not None and not self._anchored(haystack, present):
+            return
+        pattern = _regex(self.pattern)
+        found = (
+            pattern.finditer(haystack) if self.matches is None else self.matches(pattern, haystack)
+        )
+        for match in found:
+            yield from self.vet(match, text, lowered)
+
+
+_LONG_ANCHOR = 10
+
+
+@functools.cache
+def _regex(source: str) -> re.Pattern[str]:
+    """`source` compiled, once per process and only when first used.
+
+    Compiling the whole table at import took ~5 ms, paid by every hook that imports this module
+    (a fresh interpreter each time, bench/hook_latency.py), though most texts have a candidate
+    for few rules. Our own cache, not `re`'s: that one is shared and evicts.
+    """
+    return re.compile(source)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+_PLACEHOLDER_WORDS = frozenset(
+    _words(
+        """
+    password passwd pass pwd passphrase secret secrets token tokens apikey api_key api-key key
+    changeme change_me change-me changeit none null nil undefined true false yes no on off
+    required optional string str int bool boolean number any bytes object secretstr hidden
+    masked redacted empty unset todo tbd test testing example sample dummy foo bar baz foobar
+    admin root guest user username default env value values secret_value my_secret mysecret
+    mypassword my_password your_password yourpassword letmein hunter2
+        """
+    )
+)
+
+
+# Marks of a placeholder inside a value. Words count only in one case (example, EXAMPLE,
+# Example), so that a random token cannot spell one by chance (`yOUr`); the short ones must also
+# start a word (`sk-your-key`, `YOUR_TOKEN`, not `abcyour`).
+_MARK_WORDS = (
+    "example",
+    "sample",
+    "placeholder",
+    "changeme",
+    "change_me",
+    "change-me",
+    "replace_me",
+    "replace-me",
+    "replaceme",
+    "redacted",
+    "insert",
+    "notreal",
+    "not-real",
+    "not_real",
+)
+
+
+_MARK_SYMBOLS = (
+    "xxxxx",
+    "XXXXX",
+    "****",
+    "••",
+    "…",
+    "...",
+    "<",
+    ">",
+    "{{",
+    "}}",
+    "${",
+    "$(",
+    "#{",
+    "_here",
+    "-here",
+    "_HERE",
+    "1234567890",
+    "0123456789",
+    "abcdefghij",
+    "0000000000",
+)
+
+
+_MARK_SHORT = r"(?:^|[^A-Za-z0-9])(?:your|Your|YOUR|fake|Fake|FAKE|dummy|Dummy|DUMMY)"
+
+
+# Every mark as it is looked for, spelled out once (each candidate a rule finds is vetted).
+_MARKS = (
+    *_MARK_SYMBOLS,
+    *(form for word in _MARK_WORDS for form in (word, word.upper(), word.capitalize())),
+)
+
+
+_REFERENCE_PREFIXES = ("%", "@", "!", "&", "*", "vault:", "ref+", "arn:", "secretsmanager:")
+
+
+# `$VAR`, `$VAR/path`, `${VAR}`, `$(cmd)`, `$1`: a shell or template reference, where `$ecr3t!x`
+# is a password that starts with a dollar sign.
+_SHELL_REFERENCE = r"\$(?:[{(]|[A-Za-z_][A-Za-z0-9_]*(?:[/.:@-]|\Z)|\d|\$|\Z)"
+
+
+_SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+# The marks split for speed (every candidate is vetted): the ones with a symbol are looked for
+# only in a value that has a symbol; each word is looked for once, lower-cased, and only when
+# found, in the cases that count.
+_SYMBOL_MARKS = tuple(mark for mark in _MARKS if not mark.isalnum())
+
+
+_ALNUM_MARKS = tuple(mark for mark in _MARKS if mark.isalnum())
+
+
+_MARKS_BY_LOWER: dict[str, tuple[str, ...]] = {}
+
+
+for _mark in _ALNUM_MARKS:
+    _MARKS_BY_LOWER[_mark.lower()] = (*_MARKS_BY_LOWER.get(_mark.lower(), ()), _mark)
+
+
+del _mark
+
+
+_LOWER_MARKS = tuple(_MARKS_BY_LOWER)
+
+
+_SHORT_WORDS = ("your", "fake", "dummy")  # `_MARK_SHORT`'s words, lower-cased
+
+
+def _has_mark(stripped: str, lowered: str) -> bool:
+    # `map` over a bound `__contains__`: each test runs in C, with no generator frame (every
+    # candidate is vetted; this was a third of the time on secret-dense text).
+    if not stripped.isalnum() and any(map(stripped.__contains__, _SYMBOL_MARKS)):
+        return True
+    if not any(map(lowered.__contains__, _LOWER_MARKS)):
+        return False  # no word in any case: none in the cases that count
+    return any(
+        low in lowered and any(mark in stripped for mark in forms)
+        for low, forms in _MARKS_BY_LOWER.items()
+    )
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that only stand for a secret: masks, templates, references, examples."""
+    stripped = value.strip().strip("\"'`")
+    lowered = stripped.lower()
+    if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
+        return True
+    if _has_mark(stripped, lowered) or (
+        any(map(lowered.__contains__, _SHORT_WORDS)) and _regex(_MARK_SHORT).search(stripped)
+    ):
+        return True
+    if lowered.startswith(_REFERENCE_PREFIXES) or (
+        stripped.startswith("$") and _regex(_SHELL_REFERENCE).match(stripped)
+    ):
+        return True
+    if len(set(lowered)) <= 2:  # xxxxxxxx, ********, aaaa-aaaa
+        return True
+    return len(lowered) >= 6 and lowered in _SEQUENCES
+
+
+def looks_random(value: str, minimum: int = 8) -> bool:
+    """True when `value` looks machine-generated rather than a word, a name or a number."""
+    if len(value) < minimum:
+        return False
+    # No character is two of these, so each test is one scan in C (this runs on every candidate).
+    has_digit = any(map(str.isdigit, value))
+    has_lower = any(map(str.islower, value))
+    has_upper = any(map(str.isupper, value))
+    if has_digit and (has_lower or has_upper):
+        return True
+    if has_lower and has_upper and len(value) >= 16:
+        return _entropy(value) >= 3.5
+    return has_digit and len(value) >= 24 and _entropy(value) >= 3.0  # long numeric tokens
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def _word_before(text: str, start: int) -> bool:
+    """True when the character before `start` would make the match part of a longer word.
+
+    The `n` of an escaped newline (`\\n` in JSON-encoded text) does not count.
+    """
+    if start == 0:
+        return False
+    char = text[start - 1]
+    if char in "ntr" and start >= 2 and text[start - 2] == "\\":
+        return False
+    return char.isalnum() or char in "_-+/"
