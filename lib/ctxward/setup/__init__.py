@@ -1,1 +1,13 @@
-"""Install, doctor and demo: setting ctxward up on a machine."""
+"""Setting ctxward up on a machine: install, uninstall, doctor, demo.
+
+One module per concern:
+
+- `install`: `ctxward install` / `uninstall`: each host's settings merged, format kept (`jsonedit`);
+- `jsonedit`: a format-preserving JSON editor (indentation, key order, one backup);
+- `doctor`: `ctxward doctor`'s diagnosis, in order, from the checks below;
+- `diagnosis`: what doctor reports (`Check`, `Diagnosis`, `WiredHook`);
+- `wiring_checks`: the host files: wiring, programs, foreign commands (never run), trust;
+- `hook_runs`: every wired hook run on a synthetic payload (`hosts.payloads`), as the host would;
+- `plan_checks`: the project's state: plans, their branches, drift, the thresholds;
+- `demo`: `ctxward demo`, the main job end to end in a throwaway project.
+"""

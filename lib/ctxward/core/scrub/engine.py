@@ -6,8 +6,8 @@ Every writer and injector calls `scrub` before text is persisted or shown to a m
 The table: the rules of `tokens` and `assignments` (keys, vendor tokens, connection strings,
 generic assignments), then the provider formats as data (`providers.py`, behind one gate) and
 the contextual detectors (`context.py`), then a second pass (`_repeats`) that removes every
-other occurrence of a value already found, and the project's own `scrub:` config (`configure`, checked
-by `userrules.py`). `explain` names the rule of each redaction (`ctxward scrub --explain`).
+other occurrence of a value already found, and the project's own `scrub:` config (`configure`,
+checked by `userrules.py`). `explain` names the rule of each redaction (`ctxward scrub --explain`).
 
 How it stays fast (bench/scrub_throughput.py: text with few secrets ~20-30 MB/s; dense secrets
 are slower, each candidate being vetted in Python): every rule is one
