@@ -15,6 +15,7 @@ from ctxward.cli import cli
 from ctxward.core.project import Project
 from ctxward.guard import thresholds
 from ctxward.hosts import codex as codex_host
+from ctxward.hosts import settings as host_settings
 from ctxward.hosts import wiring as hookcommand
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.setup import diagnosis, doctor, install, wiring_checks
@@ -50,7 +51,7 @@ def write_settings(project: Path, data: dict) -> Path:
 
 def wire(project: Path, command: str | None = None, **matchers: str) -> dict:
     """.claude/settings.json with install's portable wiring (or `command` everywhere)."""
-    hooks = install.wiring_for("claude")
+    hooks = host_settings.wiring_for("claude")
     for event, groups in hooks.items():
         for group in groups:
             for handler in group["hooks"]:
@@ -120,7 +121,7 @@ def test_a_matcher_that_misses_task_fails(project, env):
 
 
 def test_a_missing_event_is_a_warning_with_the_fix(project, env):
-    hooks = install.canonical_wiring()
+    hooks = host_settings.canonical_wiring()
     write_settings(project, {"hooks": {"PreToolUse": hooks["PreToolUse"]}})
     check = by_id(diagnose(project, env))["claude.project.wired"]
     assert check.status == "warn"
@@ -207,7 +208,7 @@ def test_a_baked_program_that_is_not_this_users_ctxward_is_never_run(project, en
     planted.parent.mkdir()
     planted.write_text(f"#!/bin/sh\ntouch {marker}\n", encoding="utf-8")
     planted.chmod(0o755)
-    hooks = install.wiring_for("claude", str(planted))
+    hooks = host_settings.wiring_for("claude", str(planted))
     path = project / ".claude" / "settings.local.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"hooks": hooks}), encoding="utf-8")
@@ -297,7 +298,7 @@ def test_every_wired_hook_answers_a_synthetic_payload(project, env, snapshot):
     before = snapshot(project)
     result = diagnose(project, env, run_hooks=True)
     runs = [check for check in result.checks if check.id.startswith("hook.")]
-    events = list(install.canonical_wiring())
+    events = list(host_settings.canonical_wiring())
     assert [check.id for check in runs] == [
         *(f"hook.claude.{event}" for event in events),
         *(f"hook.codex.{event}" for event in codex_host.WIRED_EVENTS),
@@ -334,7 +335,7 @@ def first_on_path(env: dict[str, str], script: Path) -> dict[str, str]:
 )
 def test_a_hook_that_does_not_answer_properly_fails(project, env, tmp_path, body, detail):
     script = fake_hook(tmp_path, body)
-    hooks = install.wiring_for("claude")
+    hooks = host_settings.wiring_for("claude")
     write_settings(project, {"hooks": {"SessionStart": hooks["SessionStart"]}})
     check = by_id(diagnose(project, first_on_path(env, script), run_hooks=True))[
         "hook.claude.SessionStart"
@@ -381,7 +382,7 @@ def test_canonical_argv_is_the_resolved_program_of_what_install_writes(project, 
         for event, groups in data["hooks"].items():
             for group in groups:
                 for handler in group["hooks"]:
-                    argv = install.canonical_argv(host, event, handler, env)
+                    argv = host_settings.canonical_argv(host, event, handler, env)
                     if host == "claude":
                         assert argv == [hookcommand.installed_program("claude")], event
                     else:  # portable: the `ctxward` on PATH
@@ -389,18 +390,21 @@ def test_canonical_argv_is_the_resolved_program_of_what_install_writes(project, 
                         assert argv == [str(BIN / "ctxward-hook"), *args], event
     shell = {**claude["hooks"]["PreCompact"][0]["hooks"][0]}
     shell["command"] = shell["command"].replace("exit 0", "exit 0; id", 1)
-    assert install.canonical_argv("claude", "PreCompact", shell, env) is None
+    assert host_settings.canonical_argv("claude", "PreCompact", shell, env) is None
     assert (
-        install.canonical_argv("codex", "PreCompact", {"type": "command", "command": "x"}) is None
+        host_settings.canonical_argv("codex", "PreCompact", {"type": "command", "command": "x"})
+        is None
     )
     pre = claude["hooks"]["PreCompact"][0]["hooks"][0]
-    assert install.canonical_argv("claude", "PreCompact", {**pre, "args": ["; id"]}) is None
-    assert install.canonical_argv("claude", "PreToolUse", pre) is None  # not its command there
-    assert install.canonical_argv("claude", "PreCompact", {**pre, "type": "http"}) is None
+    assert host_settings.canonical_argv("claude", "PreCompact", {**pre, "args": ["; id"]}) is None
+    assert (
+        host_settings.canonical_argv("claude", "PreToolUse", pre) is None
+    )  # not its command there
+    assert host_settings.canonical_argv("claude", "PreCompact", {**pre, "type": "http"}) is None
     # Codex's command for SessionStart is not its command for PreCompact.
     session = codex["hooks"]["SessionStart"][0]["hooks"][0]
-    assert install.canonical_argv("codex", "PreCompact", session) is None
-    assert install.canonical_argv("claude", "Notification", pre) is None  # nor Notification
+    assert host_settings.canonical_argv("codex", "PreCompact", session) is None
+    assert host_settings.canonical_argv("claude", "Notification", pre) is None  # nor Notification
 
 
 def test_a_command_that_only_names_ctxward_is_a_failure_and_is_not_run(project, env, tmp_path):

@@ -15,6 +15,7 @@ import pytest
 from ctxward.core.project import Project
 from ctxward.hookio import run
 from ctxward.hosts import adapter_for, gemini
+from ctxward.hosts import settings as host_settings
 from ctxward.hosts.gemini_trust import verdict
 from ctxward.setup import install
 
@@ -193,7 +194,7 @@ def test_install_writes_geminis_hooks_with_millisecond_timeouts(project):
     assert "ctxward-hook" in command and "--host gemini" in command and "exit 2" in command
     assert '"decision": "deny"' in command  # what it answers when no ctxward runs
     for event, groups in hooks.items():
-        assert install.canonical_command("gemini", event, groups[0]["hooks"][0]) is not None
+        assert host_settings.canonical_command("gemini", event, groups[0]["hooks"][0]) is not None
 
 
 def test_install_keeps_other_settings_and_uninstall_removes_only_ctxward(project):
@@ -223,7 +224,7 @@ def test_install_keeps_other_settings_and_uninstall_removes_only_ctxward(project
 
 def test_user_scope_follows_gemini_cli_home(project, tmp_path):
     env = {"HOME": str(tmp_path / "home"), "GEMINI_CLI_HOME": str(tmp_path / "gh")}
-    path = install.config_path("gemini", "user", Project(project), env)
+    path = host_settings.config_path("gemini", "user", Project(project), env)
     assert path == (tmp_path / "gh").resolve() / ".gemini" / "settings.json"
 
 

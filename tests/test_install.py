@@ -17,6 +17,7 @@ from ctxward.core.project import Project
 from ctxward.errors import BadInput, CtxwardError
 from ctxward.hosts import claude_version as claudeversion
 from ctxward.hosts import codex as codex_host
+from ctxward.hosts import settings as host_settings
 from ctxward.hosts import wiring as hookcommand
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.setup import install
@@ -45,7 +46,7 @@ def example() -> dict:
 
 def canonical(baked: str | None = None) -> dict:
     """What install writes for Claude Code: portable (project scope) or with `baked`."""
-    return install.wiring_for("claude", baked)
+    return host_settings.wiring_for("claude", baked)
 
 
 def settings_file(project: Path, text: str | None = None) -> Path:
@@ -75,7 +76,7 @@ def backups(folder: Path) -> list[Path]:
 
 
 def test_the_claude_wiring_is_settings_example_json_with_the_rendered_commands():
-    assert install.canonical_wiring() == example()
+    assert host_settings.canonical_wiring() == example()
     for baked in (None, BAKED["claude"]):
         wiring = canonical(baked)
         assert list(wiring) == list(example())
@@ -97,7 +98,7 @@ def test_every_wired_event_has_a_known_first_claude_code_version():
 
 def test_the_codex_example_is_the_portable_codex_wiring():
     codex_example = json.loads((REPO / "examples/codex/hooks.json").read_text(encoding="utf-8"))
-    assert codex_example == {"hooks": install.codex_wiring()}
+    assert codex_example == {"hooks": host_settings.codex_wiring()}
     for event, groups in codex_example["hooks"].items():
         wanted = [codex_host.MATCHERS.get(event, g.get("matcher")) for g in example()[event]]
         assert [g.get("matcher") for g in groups] == wanted
@@ -109,7 +110,7 @@ def test_the_wheel_ships_what_install_reads():
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert '"settings.example.json" = "ctxward/data/settings.example.json"' in pyproject
     assert '"hooks/opencode/ctxward.js" = "ctxward/data/hooks/opencode/ctxward.js"' in pyproject
-    assert install.opencode_plugin_path() == REPO / "hooks" / "opencode" / "ctxward.js"
+    assert host_settings.opencode_plugin_path() == REPO / "hooks" / "opencode" / "ctxward.js"
 
 
 # --- versions --------------------------------------------------------------------------------
@@ -227,23 +228,28 @@ def test_config_paths(project, tmp_path):
     p = Project(project)
     home = tmp_path / "home"
     env = {"HOME": str(home)}
-    assert install.config_path("claude", "project", p, env) == project / ".claude/settings.json"
-    assert install.config_path("claude", "local", p, env) == project / ".claude/settings.local.json"
-    assert install.config_path("claude", "user", p, env) == home / ".claude/settings.json"
+    assert (
+        host_settings.config_path("claude", "project", p, env) == project / ".claude/settings.json"
+    )
+    assert (
+        host_settings.config_path("claude", "local", p, env)
+        == project / ".claude/settings.local.json"
+    )
+    assert host_settings.config_path("claude", "user", p, env) == home / ".claude/settings.json"
     moved = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")}
-    assert install.config_path("claude", "user", p, moved) == tmp_path / "cc/settings.json"
-    assert install.config_path("codex", "project", p, env) == project / ".codex/hooks.json"
-    assert install.config_path("codex", "user", p, env) == home / ".codex/hooks.json"
+    assert host_settings.config_path("claude", "user", p, moved) == tmp_path / "cc/settings.json"
+    assert host_settings.config_path("codex", "project", p, env) == project / ".codex/hooks.json"
+    assert host_settings.config_path("codex", "user", p, env) == home / ".codex/hooks.json"
     codex_home = {**env, "CODEX_HOME": str(tmp_path / "cx")}
-    assert install.config_path("codex", "user", p, codex_home) == tmp_path / "cx/hooks.json"
-    assert install.config_path("opencode", "project", p, env) == (
+    assert host_settings.config_path("codex", "user", p, codex_home) == tmp_path / "cx/hooks.json"
+    assert host_settings.config_path("opencode", "project", p, env) == (
         project / ".opencode/plugin/ctxward.js"
     )
-    assert install.config_path("opencode", "user", p, env) == (
+    assert host_settings.config_path("opencode", "user", p, env) == (
         home / ".config/opencode/plugin/ctxward.js"
     )
     with pytest.raises(BadInput, match="unknown scope 'local'"):
-        install.config_path("codex", "local", p, env)
+        host_settings.config_path("codex", "local", p, env)
 
 
 # --- what counts as ctxward's ----------------------------------------------------------------
@@ -277,8 +283,8 @@ def test_ctxward_handlers_are_recognised_by_their_command(tmp_path):
         {"type": "command", "command": f"python3 {tmp_path}/other/hooks/pre_compact.py"},
         {"type": "http", "url": "http://x/ctxward-hook"},
     ]
-    assert [install.identifies_ctxward(h) for h in ours] == [True] * len(ours)
-    assert [install.identifies_ctxward(h) for h in theirs] == [False] * len(theirs)
+    assert [host_settings.identifies_ctxward(h) for h in ours] == [True] * len(ours)
+    assert [host_settings.identifies_ctxward(h) for h in theirs] == [False] * len(theirs)
 
 
 # --- install / uninstall: Claude Code ---------------------------------------------------------
@@ -361,7 +367,7 @@ def test_uninstall_of_a_file_without_ctxward_writes_nothing(project, snapshot):
 def test_uninstall_removes_the_file_install_created(project, scope):
     run(project, scope=scope)
     run(project, scope=scope, version=OLD)  # an update: a backup of install's own bytes
-    path = install.config_path("claude", scope, Project(project))
+    path = host_settings.config_path("claude", scope, Project(project))
     assert path.exists() and backups(path.parent)
     result = undo(project, scope=scope)
     assert result.removed and not path.exists()
@@ -503,8 +509,9 @@ def test_post_tool_use_failure_needs_2_0_56(project):
 
 
 def test_when_every_event_is_left_out_nothing_is_added(project, monkeypatch):
-    wiring = {"PostCompact": install.canonical_wiring()["PostCompact"]}
+    wiring = {"PostCompact": host_settings.canonical_wiring()["PostCompact"]}
     monkeypatch.setattr(install, "canonical_wiring", lambda: wiring)
+    monkeypatch.setattr(host_settings, "canonical_wiring", lambda: wiring)
     path = settings_file(project, '{"model": "opus"}\n')
     result = run(project, version=OLD)
     assert not result.changed and path.read_text(encoding="utf-8") == '{"model": "opus"}\n'
@@ -593,7 +600,7 @@ def test_user_scope_writes_under_home_with_the_baked_path(project, tmp_path):
 
 
 def test_local_scope_is_the_default_and_carries_this_machines_program(project):
-    assert install.DEFAULT_SCOPE == {
+    assert host_settings.DEFAULT_SCOPE == {
         "claude": "local",
         "opencode": "project",
         "codex": "project",
@@ -757,7 +764,7 @@ def test_install_codex_writes_the_shared_events(project, tmp_path):
     result = run(project, host="codex")
     path = project / ".codex" / "hooks.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data == {"hooks": install.codex_wiring()}
+    assert data == {"hooks": host_settings.codex_wiring()}
     assert set(data["hooks"]) == {
         "PreCompact",
         "SessionStart",
@@ -775,7 +782,7 @@ def test_install_codex_writes_the_shared_events(project, tmp_path):
     assert not path.exists()
     user = run(project, host="codex", scope="user")
     assert json.loads(user.path.read_text(encoding="utf-8")) == {
-        "hooks": install.codex_wiring(BAKED["codex"])
+        "hooks": host_settings.codex_wiring(BAKED["codex"])
     }
 
 
@@ -942,10 +949,10 @@ def test_cli_uninstall_help_has_an_example():
 @pytest.mark.parametrize("baked", [None, "/it's a/bin/prog", "/a\nb/c", "/x$(touch y)/`id`/p"])
 @pytest.mark.parametrize("host", ["claude", "codex"])
 def test_every_command_install_writes_is_read_back_exactly(host, baked):
-    for event in install.wiring_for(host):
+    for event in host_settings.wiring_for(host):
         command = hookcommand.render(host, event, baked)
         assert hookcommand.parse(host, event, command) == hookcommand.HookCommand(
             host, event, baked
         )
-        assert install.identifies_ctxward({"type": "command", "command": command})
+        assert host_settings.identifies_ctxward({"type": "command", "command": command})
         assert hookcommand.parse(host, event, command + " ") is None  # exact, or not install's

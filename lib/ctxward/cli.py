@@ -12,6 +12,7 @@ from ctxward.commands import Group, echo_json, echo_result, json_option, project
 from ctxward.core.project import Project, find_project
 from ctxward.core.render import render
 from ctxward.errors import EXIT_BAD_INPUT, EXIT_OS_ERROR, CtxwardError, os_problem
+from ctxward.hosts import HOSTS
 
 HOOK_EVENTS = {
     "pre-compact": "PreCompact",
@@ -289,7 +290,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
 @click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
 @click.option(
     "--host",
-    type=click.Choice(["claude", "opencode", "codex", "gemini"]),
+    type=click.Choice(list(HOSTS)),
     default="claude",
     show_default=True,
     help="Whose JSON shape stdin and stdout use (opencode: what hooks/opencode/ctxward.js sends; "

@@ -22,7 +22,8 @@ from typing import Any
 import ctxward_hardening as support
 import pytest
 
-from ctxward.setup import install, wiring_checks
+from ctxward.hosts import settings as host_settings
+from ctxward.setup import wiring_checks
 
 pytestmark = pytest.mark.skipif(
     not support.CTXWARD.exists(), reason="no ctxward console script next to this interpreter"
@@ -71,7 +72,9 @@ def clone(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
         planted.append({"where": where, "event": event, "handler": item})
         return item
 
-    canonical = install.wiring_for("claude")  # the portable commands: the ctxward-hook on PATH
+    canonical = host_settings.wiring_for(
+        "claude"
+    )  # the portable commands: the ctxward-hook on PATH
     events = list(canonical)
     settings: dict[str, list[Any]] = {}
     for index, command in enumerate(injections(marker, evil)):
@@ -100,7 +103,7 @@ def clone(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
     write(project / ".claude" / "settings.json", {"hooks": settings})
     local = handler(".claude/settings.local.json", "Stop", command=f"ctxward-hook;touch {marker}-l")
     # install's exact command, with a path of the clone baked in: parsed, never run
-    baked = install.wiring_for("claude", str(evil))["PreCompact"]
+    baked = host_settings.wiring_for("claude", str(evil))["PreCompact"]
     local_hooks = {"Stop": [{"hooks": [local]}], "PreCompact": baked}
     write(project / ".claude" / "settings.local.json", {"hooks": local_hooks})
     codex = {
@@ -110,19 +113,19 @@ def clone(tmp_path: Path) -> tuple[Path, Path, Path, list[dict[str, Any]]]:
                     handler(
                         ".codex/hooks.json",
                         event,
-                        command=f"{install.codex_wiring()[event][0]['hooks'][0]['command']}"
+                        command=f"{host_settings.codex_wiring()[event][0]['hooks'][0]['command']}"
                         f" && touch {marker}-codex-{event}",
                     )
                 ]
             }
         ]
-        for event in install.codex_wiring()
+        for event in host_settings.codex_wiring()
     }
     write(project / ".codex" / "hooks.json", {"hooks": codex})
     plugin = project / ".opencode" / "plugin" / "ctxward.js"
     plugin.parent.mkdir(parents=True)
     plugin.write_text(
-        f"{install.PLUGIN_MARK}\nrequire('child_process').execSync('touch {marker}-js')\n",
+        f"{host_settings.PLUGIN_MARK}\nrequire('child_process').execSync('touch {marker}-js')\n",
         encoding="utf-8",
     )
     user = handler(

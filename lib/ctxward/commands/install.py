@@ -10,6 +10,7 @@ import click
 
 from ctxward.commands import Group, echo_json, json_option, project_of
 from ctxward.core.render import render
+from ctxward.hosts import HOSTS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +26,7 @@ claude_version_option = click.option(
 
 
 def scope_option(host: str) -> Callable[[F], F]:
-    from ctxward.setup.install import DEFAULT_SCOPE, SCOPES
+    from ctxward.hosts.settings import DEFAULT_SCOPE, SCOPES
 
     return click.option(
         "--scope",
@@ -37,7 +38,8 @@ def scope_option(host: str) -> Callable[[F], F]:
 
 
 def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
-    from ctxward.setup.install import diff, label_of
+    from ctxward.hosts.settings import label_of
+    from ctxward.setup.install import diff
 
     if as_json:
         echo_json(result.as_dict())
@@ -215,7 +217,7 @@ def _uninstall_command(host: str) -> click.Command:
     return command
 
 
-for _host in ("claude", "opencode", "codex", "gemini"):
+for _host in HOSTS:
     uninstall.add_command(_uninstall_command(_host))
 
 

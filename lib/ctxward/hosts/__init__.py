@@ -4,6 +4,12 @@ Claude Code's contract is hookio's own (`read_event`, `render_outcome`): its pay
 internal one. Every other host has one module here that maps its payload onto the same internal
 event, so `events/*` never see host-specific keys, and renders the handler's Outcome the way that
 host applies it. `hookio.run(..., host=NAME)` picks the module through `adapter_for`.
+
+Every fact about a host lives in this package: the list of hosts (`HOSTS`, here, the one list),
+payloads and answers (`opencode`, `codex`, `gemini`), the commands a host runs (`wiring`), where
+each host reads its hooks and the canonical blocks ctxward writes there (`settings`), versions
+and trust (`claude_version`, `codex_trust`, `gemini_trust`), synthetic payloads for doctor
+(`payloads`).
 """
 
 from __future__ import annotations

@@ -37,8 +37,11 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-CLAUDE, CODEX, OPENCODE = "claude", "codex", "opencode"
-GEMINI = "gemini"
+from ctxward.hosts import CLAUDE as CLAUDE
+from ctxward.hosts import CODEX as CODEX
+from ctxward.hosts import GEMINI as GEMINI
+from ctxward.hosts import OPENCODE as OPENCODE
+
 # The program each host's hooks run.
 PROGRAMS = {
     CLAUDE: "ctxward-hook",

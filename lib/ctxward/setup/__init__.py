@@ -2,8 +2,9 @@
 
 One module per concern:
 
-- `install`: `ctxward install` / `uninstall`: each host's settings merged, format kept (`jsonedit`);
-- `jsonedit`: a format-preserving JSON editor (indentation, key order, one backup);
+- `install`: `ctxward install` / `uninstall`: each host's file written, format kept
+  (`core.jsonedit`), one backup, the state folder kept out of git;
+- `merge`: ctxward's hook blocks merged into a host's settings and taken out again;
 - `doctor`: `ctxward doctor`'s diagnosis, in order, from the checks below;
 - `diagnosis`: what doctor reports (`Check`, `Diagnosis`, `WiredHook`);
 - `wiring_checks`: the host files: wiring, programs, foreign commands (never run), trust;

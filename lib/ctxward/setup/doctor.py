@@ -19,7 +19,7 @@ Each check says what it found and, when something is wrong, how to fix it:
   plugin (`enabledPlugins`), run every hook twice, a failure;
 - each wired hook command runs and answers a synthetic payload within its timeout, in a scratch
   project with a shipped pack activated (so no file of the real project is touched). Only the
-  exact commands `ctxward install` writes are run (`install.canonical_command`), as an argv
+  exact commands `ctxward install` writes are run (`host_settings.canonical_command`), as an argv
   list without a shell, and only when the program they resolve to is this ctxward's or the one
   on the absolute folders of PATH or in ~/.local/bin: a settings file may come with a cloned
   repository, and a command that merely names ctxward (`ctxward-hook; sh evil`,
@@ -40,6 +40,7 @@ import os
 from collections.abc import Mapping
 
 from ctxward.core.project import Project
+from ctxward.hosts import settings as host_settings
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.setup import install
 from ctxward.setup.diagnosis import INFO, WARN, Check, Diagnosis, WiredHook
@@ -63,19 +64,19 @@ def diagnose(
     wired: list[WiredHook] = []
     wired_hosts: set[str] = set()
     for host in (install.CLAUDE, install.CODEX):
-        for scope in install.SCOPES[host]:
+        for scope in host_settings.SCOPES[host]:
             found = _check_json_file(host, scope, project, env, version, checks)
             if found:
                 wired_hosts.add(host)
                 wired += found
     opencode: list[str] = []
-    for scope in install.SCOPES[install.OPENCODE]:
+    for scope in host_settings.SCOPES[install.OPENCODE]:
         program = _check_plugin(scope, project, env, checks)
         if program is not None:
             wired_hosts.add(install.OPENCODE)
             if program:
                 opencode.append(program)
-    for scope in install.SCOPES[install.GEMINI]:  # Gemini CLI: the same JSON hooks shape
+    for scope in host_settings.SCOPES[install.GEMINI]:  # Gemini CLI: the same JSON hooks shape
         found = _check_json_file(install.GEMINI, scope, project, env, version, checks)
         if found:
             wired_hosts.add(install.GEMINI)

@@ -10,13 +10,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxward.core import jsonedit
 from ctxward.core.fsutil import read_regular_text
 from ctxward.core.project import Project
 from ctxward.errors import CtxwardError, printable
+from ctxward.hosts import settings as host_settings
 from ctxward.hosts import wiring
 from ctxward.hosts.claude_version import EVENT_SINCE, ClaudeVersion, format_version
 from ctxward.hosts.wiring import HookCommand
-from ctxward.setup import install, jsonedit
+from ctxward.setup import install, merge
 from ctxward.setup.diagnosis import (
     _SCRUBBED_CHARS,
     CODEX_MATCHER_NEEDS,
@@ -40,8 +42,8 @@ def _check_json_file(
     version: ClaudeVersion,
     checks: list[Check],
 ) -> list[WiredHook]:
-    path = install.config_path(host, scope, project, env)
-    label = install.label_of(path, project)
+    path = host_settings.config_path(host, scope, project, env)
+    label = host_settings.label_of(path, project)
     ident = f"{host}.{scope}"
     fix_install = f"ctxward install {host} --scope {scope}"
     if not path.exists():
@@ -54,17 +56,19 @@ def _check_json_file(
         return []
     hooks = data.get("hooks") or {}
     named = [
-        WiredHook(host, event, handler, label, install.canonical_command(host, event, handler))
+        WiredHook(
+            host, event, handler, label, host_settings.canonical_command(host, event, handler)
+        )
         for event, groups in hooks.items()
         for group in groups
         for handler in group["hooks"]
         if _names_ctxward(handler)
     ]
     named = _with_programs(named, ident, scope, fix_install, env, checks)
-    found = [hook for hook in named if install.identifies_ctxward(hook.handler)]
+    found = [hook for hook in named if host_settings.identifies_ctxward(hook.handler)]
     if host == install.CLAUDE:
         _unknown_event_check(ident, label, data, version, checks)
-    if host == install.CODEX and any(install.identifies_ctxward(h.handler) for h in named):
+    if host == install.CODEX and any(host_settings.identifies_ctxward(h.handler) for h in named):
         checks.append(_codex_trust_check(ident, path, label, hooks, env))
     foreign = _foreign_commands(named, ident, scope, fix_install)
     checks += foreign
@@ -73,7 +77,7 @@ def _check_json_file(
             return []
         checks.append(Check(f"{ident}.wired", INFO, f"{label} parses; it does not run ctxward"))
         return []
-    wanted = install.wiring_for(host)
+    wanted = host_settings.wiring_for(host)
     if host == install.CLAUDE:
         wanted = {e: g for e, g in wanted.items() if version.knows(e) is not False}
     events = sorted({hook.event for hook in found})
@@ -92,7 +96,7 @@ def _check_json_file(
         if host == install.CODEX:
             needs = CODEX_MATCHER_NEEDS.get(event, needs)
         for group in hooks.get(event, []):
-            if not any(install.identifies_ctxward(handler) for handler in group["hooks"]):
+            if not any(host_settings.identifies_ctxward(handler) for handler in group["hooks"]):
                 continue
             matcher = group.get("matcher")
             lacking = [value for value in needs if not matcher_matches(matcher, value)]
@@ -138,7 +142,7 @@ def _codex_trust_check(
             continue
         for g, group in enumerate(groups):
             for h, handler in enumerate(group["hooks"]):
-                if not install.identifies_ctxward(handler):
+                if not host_settings.identifies_ctxward(handler):
                     continue
                 status = codex_trust.trust_status(
                     states, source, event, g, h, group.get("matcher"), handler
@@ -249,7 +253,7 @@ def _names_ctxward(handler: Mapping[str, Any]) -> bool:
     install does not take for its own)."""
     args = handler.get("args")
     words = [handler.get("command"), *(args if isinstance(args, list) else [])]
-    return install.identifies_ctxward(handler) or any(
+    return host_settings.identifies_ctxward(handler) or any(
         isinstance(word, str) and "ctxward" in word for word in words
     )
 
@@ -269,7 +273,7 @@ def _foreign_commands(
             continue
         seen[hook.event] = seen.get(hook.event, 0) + 1
         number = seen[hook.event]
-        wired = hook.event in install.wiring_for(hook.host)
+        wired = hook.event in host_settings.wiring_for(hook.host)
         instead = (
             f"its own command there (`{fix_install} --dry-run` shows it)"
             if wired
@@ -293,7 +297,7 @@ def _foreign_commands(
                 )
                 + "the host runs this one as it stands",
                 f"{fix_install} (replaces it), or remove it"
-                if install.identifies_ctxward(hook.handler)
+                if host_settings.identifies_ctxward(hook.handler)
                 else f"remove it from {hook.where} (install does not take it for its own)",
             )
         )
@@ -331,7 +335,7 @@ def _unknown_event_check(
     version: ClaudeVersion,
     checks: list[Check],
 ) -> None:
-    verdicts = install.unknown_events(data, version)
+    verdicts = merge.unknown_events(data, version)
     unknown = [event for event, known in verdicts.items() if known is False]
     unsure = [event for event, known in verdicts.items() if known is None]
     if unknown:
@@ -376,8 +380,8 @@ def _check_plugin(
 ) -> str | None:
     """Check the OpenCode plugin file of `scope`; None when there is none of ctxward's, else
     the program doctor runs its hooks with ("" when none may run)."""
-    path = install.config_path(install.OPENCODE, scope, project, env)
-    label = install.label_of(path, project)
+    path = host_settings.config_path(install.OPENCODE, scope, project, env)
+    label = host_settings.label_of(path, project)
     ident = f"opencode.{scope}"
     if not path.is_file():
         return None
@@ -386,10 +390,10 @@ def _check_plugin(
     except (OSError, UnicodeDecodeError) as exc:
         checks.append(Check(f"{ident}.plugin", FAIL, f"{label} cannot be read", str(exc)))
         return None
-    if not text.startswith(install.PLUGIN_MARK):
+    if not text.startswith(host_settings.PLUGIN_MARK):
         checks.append(Check(f"{ident}.plugin", WARN, f"{label} exists but is not ctxward's plugin"))
         return None
-    same, baked = wiring.plugin_baked(install.shipped_plugin(), text)
+    same, baked = wiring.plugin_baked(host_settings.shipped_plugin(), text)
     fix_install = f"ctxward install opencode --scope {scope}"
     if not same:
         checks.append(
@@ -424,7 +428,7 @@ def _check_plugin(
 
 def _one_wiring(host: str, project: Project, env: Mapping[str, str]) -> Check:
     """Each hook runs once: ctxward is wired in one place per host."""
-    places = install.other_wirings(host, None, project, env)
+    places = host_settings.other_wirings(host, None, project, env)
     if len(places) <= 1:
         return Check(f"{host}.wirings", OK, f"{host}: ctxward is wired once")
     return Check(
