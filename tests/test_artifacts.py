@@ -11,6 +11,8 @@ import pytest
 from ctxward.core.project import Project
 from ctxward.errors import BadInput, CtxwardError
 from ctxward.subagents import artifacts as a
+from ctxward.subagents import batch as batches
+from ctxward.subagents import channel as chan
 
 T0 = datetime(2026, 6, 6, 10, 0, 0, tzinfo=timezone.utc)
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -128,7 +130,7 @@ def test_session_resolution():
 
 def test_reducer_view_is_metadata_only(proj):
     session = "2026-06-06-session-5b1095"
-    a.heartbeat(proj, session, "003", "rd", "started", now=T0)
+    chan.heartbeat(proj, session, "003", "rd", "started", now=T0)
     for n, (role, size, summary) in enumerate(
         [
             ("rd", 12_288, "wrote RD tech-doc with 4 sub-roles"),
@@ -149,8 +151,8 @@ def test_reducer_view_is_metadata_only(proj):
             now=T0 + timedelta(seconds=[10.0, 30.5, 47.3][n]),
         )
 
-    found = a.load_batch(proj, session, "003")
-    view = a.reducer_view(proj, found)
+    found = batches.load_batch(proj, session, "003")
+    view = batches.reducer_view(proj, found)
 
     sha = a.hashlib.sha256
     assert view == (
@@ -168,19 +170,19 @@ def test_reducer_view_is_metadata_only(proj):
 
 
 def test_reducer_view_lists_roles_without_an_artifact_and_unreadable_records(proj):
-    a.heartbeat(proj, "s1", "b7", "qa", "running", now=T0)
+    chan.heartbeat(proj, "s1", "b7", "qa", "running", now=T0)
     folder = a.artifacts_dir(proj, "s1")
     folder.mkdir(parents=True)
     (folder / "x-y-001.meta.json").write_text("{not json")
 
-    view = a.reducer_view(proj, a.load_batch(proj, "s1", "b7"))
+    view = batches.reducer_view(proj, batches.load_batch(proj, "s1", "b7"))
 
     assert view.splitlines() == [
         "[ctxward] batch 0/1 done in 0.0s (b7)",
         "- qa → no artifact yet (heartbeat: running)",
         "- unreadable record: .ctxward/sub_agents/s1/artifacts/x-y-001.meta.json",
     ]
-    assert a.reducer_view(proj, a.load_batch(proj, "s1", "empty")).startswith(
+    assert batches.reducer_view(proj, batches.load_batch(proj, "s1", "empty")).startswith(
         "[ctxward] batch empty: nothing recorded yet"
     )
 
@@ -205,7 +207,7 @@ def test_reducer_view_is_thousands_of_times_smaller_than_the_artifacts(proj, age
             summary=f"{role}: 12 findings, 3 high",
         )
 
-    view = a.reducer_view(proj, a.load_batch(proj, session, "003")).encode()
+    view = batches.reducer_view(proj, batches.load_batch(proj, session, "003")).encode()
 
     ratio = total / len(view)
     assert len(view) < 200 * (agents + 1)
@@ -231,31 +233,31 @@ def test_save_text_artifact_scrubs_numbers_and_is_idempotent(proj):
 
 
 def test_share_last_write_wins_and_read_filters(proj):
-    a.share(proj, "s1", "b1", "rd.found-blocker", '{"reason": "no schema"}', now=T0)
-    a.share(proj, "s1", "b1", "qa.completed", '{"path": "x"}', now=T0 + timedelta(seconds=5))
-    again = a.share(
+    chan.share(proj, "s1", "b1", "rd.found-blocker", '{"reason": "no schema"}', now=T0)
+    chan.share(proj, "s1", "b1", "qa.completed", '{"path": "x"}', now=T0 + timedelta(seconds=5))
+    again = chan.share(
         proj, "s1", "b1", "rd.found-blocker", '{"reason": "fixed"}', now=T0 + timedelta(seconds=9)
     )
 
     assert again.replaced
-    entries = a.shared_read(proj, "s1", "b1")
+    entries = chan.shared_read(proj, "s1", "b1")
     assert [(e["key"], e["value"]) for e in entries] == [
         ("qa.completed", {"path": "x"}),
         ("rd.found-blocker", {"reason": "fixed"}),
     ]
-    assert [e["key"] for e in a.shared_read(proj, "s1", "b1", key_glob="*.completed")] == [
+    assert [e["key"] for e in chan.shared_read(proj, "s1", "b1", key_glob="*.completed")] == [
         "qa.completed"
     ]
-    assert [e["key"] for e in a.shared_read(proj, "s1", "b1", key_glob="rd.*")] == [
+    assert [e["key"] for e in chan.shared_read(proj, "s1", "b1", key_glob="rd.*")] == [
         "rd.found-blocker"
     ]
-    assert a.shared_read(proj, "s1", "b1", key_glob="[rd].*") == []  # only * is special
-    late = a.shared_read(proj, "s1", "b1", since="2026-06-06T10:00:06Z")
+    assert chan.shared_read(proj, "s1", "b1", key_glob="[rd].*") == []  # only * is special
+    late = chan.shared_read(proj, "s1", "b1", since="2026-06-06T10:00:06Z")
     assert [e["key"] for e in late] == ["rd.found-blocker"]
-    assert len(a.shared_read(proj, "s1", "b1", since="2026-06-06T10:00:05+00:00")) == 2
-    assert a.shared_read(proj, "s1", "other") == []
+    assert len(chan.shared_read(proj, "s1", "b1", since="2026-06-06T10:00:05+00:00")) == 2
+    assert chan.shared_read(proj, "s1", "other") == []
     with pytest.raises(BadInput, match="ISO 8601"):
-        a.shared_read(proj, "s1", "b1", since="yesterday")
+        chan.shared_read(proj, "s1", "b1", since="yesterday")
 
 
 def value_of(size: int) -> str:
@@ -265,35 +267,37 @@ def value_of(size: int) -> str:
 
 def test_share_size_limits(proj):
     path = a.shared_path(proj, "s1", "b1")
-    assert a.share(proj, "s1", "b1", "k", value_of(1023)).warnings == ()
-    (warning,) = a.share(proj, "s1", "b1", "k", value_of(1024)).warnings
+    assert chan.share(proj, "s1", "b1", "k", value_of(1023)).warnings == ()
+    (warning,) = chan.share(proj, "s1", "b1", "k", value_of(1024)).warnings
     assert warning.code == "VALUE_LARGE"
-    assert a.share(proj, "s1", "b1", "k", value_of(65_535)).bytes == 65_535
+    assert chan.share(proj, "s1", "b1", "k", value_of(65_535)).bytes == 65_535
     before = path.read_bytes()
 
-    with pytest.raises(a.ValueTooLarge, match="65536 bytes"):
-        a.share(proj, "s1", "b1", "big", value_of(65_536))
+    with pytest.raises(chan.ValueTooLarge, match="65536 bytes"):
+        chan.share(proj, "s1", "b1", "big", value_of(65_536))
 
     assert path.read_bytes() == before
-    assert a.ValueTooLarge("x").exit_code == 2
+    assert chan.ValueTooLarge("x").exit_code == 2
 
 
 def test_share_refuses_bad_values_and_keys(proj):
     with pytest.raises(BadInput, match="not JSON"):
-        a.share(proj, "s1", "b1", "k", "{oops")
+        chan.share(proj, "s1", "b1", "k", "{oops")
     with pytest.raises(BadInput, match="key"):
-        a.share(proj, "s1", "b1", "bad\nkey", "1")
+        chan.share(proj, "s1", "b1", "bad\nkey", "1")
     with pytest.raises(BadInput, match="batch"):
-        a.share(proj, "s1", "../b", "k", "1")
+        chan.share(proj, "s1", "../b", "k", "1")
     assert not a.session_dir(proj, "s1").exists()
 
 
 def test_shared_values_are_scrubbed(proj):
-    shared = a.share(proj, "s1", "b1", "k", json.dumps({"note": f"use {SECRET}", "n": [SECRET, 3]}))
+    shared = chan.share(
+        proj, "s1", "b1", "k", json.dumps({"note": f"use {SECRET}", "n": [SECRET, 3]})
+    )
     assert [w.code for w in shared.warnings] == ["REDACTED"]
     stored = a.shared_path(proj, "s1", "b1").read_text()
     assert SECRET not in stored
-    assert a.shared_read(proj, "s1", "b1")[0]["value"]["n"][1] == 3
+    assert chan.shared_read(proj, "s1", "b1")[0]["value"]["n"][1] == 3
 
 
 def test_a_corrupt_channel_is_reported_and_left_alone(proj):
@@ -301,26 +305,28 @@ def test_a_corrupt_channel_is_reported_and_left_alone(proj):
     path.parent.mkdir(parents=True)
     path.write_text("{half")
     with pytest.raises(CtxwardError, match="unreadable"):
-        a.share(proj, "s1", "b1", "k", "1")
+        chan.share(proj, "s1", "b1", "k", "1")
     assert path.read_text() == "{half"
 
 
 def test_heartbeat_warns_when_done_without_sharing(proj):
-    (warning,) = a.heartbeat(proj, "s1", "b1", "rd", "done").warnings
+    (warning,) = chan.heartbeat(proj, "s1", "b1", "rd", "done").warnings
     assert warning.code == "COMPLETED_WITHOUT_SHARE"
     assert "rd.completed" in warning.message
 
-    a.share(proj, "s1", "b1", "qa.completed", '{"path": "a"}')
-    assert a.heartbeat(proj, "s1", "b1", "qa", "done").warnings == ()
-    assert a.heartbeat(proj, "s1", "b1", "ui", "running").warnings == ()
+    chan.share(proj, "s1", "b1", "qa.completed", '{"path": "a"}')
+    assert chan.heartbeat(proj, "s1", "b1", "qa", "done").warnings == ()
+    assert chan.heartbeat(proj, "s1", "b1", "ui", "running").warnings == ()
     with pytest.raises(BadInput):
-        a.heartbeat(proj, "s1", "b1", "ui", "sleeping")
+        chan.heartbeat(proj, "s1", "b1", "ui", "sleeping")
     beats = json.loads(a.shared_path(proj, "s1", "b1").read_text())["heartbeats"]
     assert set(beats) == {"rd", "qa", "ui"}
 
 
 def test_human_size():
-    assert [a.human_size(n) for n in (0, 1023, 1024, 12_288, 1_048_576 * 3 // 2)] == [
+    from ctxward.core.text import size_text_compact
+
+    assert [size_text_compact(n) for n in (0, 1023, 1024, 12_288, 1_048_576 * 3 // 2)] == [
         "0B",
         "1023B",
         "1KB",

@@ -56,6 +56,8 @@ from ctxward.invariants.distill import distill, distill_all
 from ctxward.invariants.read import load_plan, load_plans, parse_sections
 from ctxward.sessions import store as sessions_store
 from ctxward.subagents import artifacts
+from ctxward.subagents import batch as batches
+from ctxward.subagents import channel as chan
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
@@ -297,10 +299,8 @@ def build_writers(root: Path) -> dict[str, Writer]:
     ops: list[Callable[[], None]] = []
     for value in values:
         for key in ("k1.completed", "k2.found"):
-            ops.append(
-                lambda k=key, v=value: artifacts.share(project, "crash", "b1", k, v, now=NOW)
-            )
-    ops.append(lambda: artifacts.heartbeat(project, "crash", "b1", "k1", "done", now=NOW))
+            ops.append(lambda k=key, v=value: chan.share(project, "crash", "b1", k, v, now=NOW))
+    ops.append(lambda: chan.heartbeat(project, "crash", "b1", "k1", "done", now=NOW))
     writers["shared channel"] = Writer(
         "shared channel",
         ops,
@@ -562,8 +562,8 @@ class Harness:
         project = Project(self.root)
         assert load_plans(project)
         survival.read_reports(project, limit=3)
-        artifacts.load_batch(project, "crash", "7")
-        artifacts.shared_read(project, "crash", "b1")
+        batches.load_batch(project, "crash", "7")
+        chan.shared_read(project, "crash", "b1")
         return recovered
 
 

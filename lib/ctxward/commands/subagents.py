@@ -104,7 +104,8 @@ def artifact_record(
     Example:
         ctxward artifact record out/003-rd-001.md --role rd --rid 003 --idx 1 --json
     """
-    from ctxward.subagents.artifacts import human_size, record_artifact
+    from ctxward.core.text import size_text_compact
+    from ctxward.subagents.artifacts import record_artifact
 
     project = project_of(ctx)
     recorded = record_artifact(
@@ -125,7 +126,7 @@ def artifact_record(
     text = render(
         "subagents/artifact_record.txt.j2",
         meta=recorded.meta,
-        size=human_size(recorded.meta.size),
+        size=size_text_compact(recorded.meta.size),
         batch=recorded.batch,
         record=project.relative(recorded.record_path),
     )
@@ -170,7 +171,7 @@ def reduce(ctx: click.Context, batch: str, session: str | None, as_json: bool) -
     Example:
         ctxward reduce --batch 003
     """
-    from ctxward.subagents.artifacts import load_batch, reducer_view
+    from ctxward.subagents.batch import load_batch, reducer_view
 
     project = project_of(ctx)
     found = load_batch(project, _session(session), batch)
@@ -213,7 +214,7 @@ def share(
     Example:
         ctxward share --batch 003 --key rd.found-blocker --value '{"reason": "no schema"}'
     """
-    from ctxward.subagents.artifacts import share as share_value
+    from ctxward.subagents.channel import share as share_value
 
     project = project_of(ctx)
     text = read_source("-") if value == "-" else value
@@ -266,7 +267,7 @@ def shared_read(
     Example:
         ctxward shared-read --batch 003 --key '*.completed' --json
     """
-    from ctxward.subagents.artifacts import shared_read as read_entries
+    from ctxward.subagents.channel import shared_read as read_entries
 
     project = project_of(ctx)
     entries = read_entries(project, _session(session), batch, since=since, key_glob=key_glob)
@@ -304,7 +305,7 @@ def heartbeat(
     Example:
         ctxward heartbeat --batch 003 --role rd --status done
     """
-    from ctxward.subagents.artifacts import heartbeat as beat
+    from ctxward.subagents.channel import heartbeat as beat
 
     project = project_of(ctx)
     result = beat(project, _session(session), batch, role, status)
