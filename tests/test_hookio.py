@@ -20,6 +20,7 @@ from ctxward import hookio
 from ctxward.core.project import Project
 from ctxward.events import HANDLERS, handler_for
 from ctxward.hookio import NOTHING, HookEvent, HookInputError, Outcome, render_outcome, run
+from ctxward.hosts import claude_code
 
 LIB = Path(__file__).resolve().parent.parent / "lib"
 
@@ -105,7 +106,7 @@ def test_pinned_run_refuses_another_events_payload(project, load_payload, pinned
 
 
 def test_oversized_payload_is_refused_before_parsing(run_hook, monkeypatch):
-    monkeypatch.setattr(hookio, "MAX_PAYLOAD_BYTES", 64)
+    monkeypatch.setattr(claude_code, "MAX_PAYLOAD_BYTES", 64)
 
     code, out, err = run_hook({"hook_event_name": "PreCompact", "padding": "x" * 100})
 

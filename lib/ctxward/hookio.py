@@ -34,7 +34,7 @@ stderr line is still written), when:
 - the handler runs out of its time budget (`ctxward.core.limits.BUDGET_SECONDS`: 5 s of the host's
   10 s). A hook the host stops waiting for does not block: the dispatch would run unmeasured.
 
-Every hook runs under a watchdog (`_Watchdog`) from the start of `run`: past its budget it is
+Every hook runs under a watchdog (`Watchdog`) from the start of `run`: past its budget it is
 interrupted wherever it is, a backtracking regex or a YAML parse included. The dispatch guard
 then denies as above; every other hook gives up quietly: exit 0, one stderr line. An answer
 already written stays written: an Outcome's `after` work (PreCompact's handoff and session
@@ -67,7 +67,15 @@ import os
 import sys
 import time
 
-from ctxward.errors import BudgetExceeded, CtxwardError, HookInputError, digits_problem
+from ctxward.core.text import one_line
+from ctxward.core.watchdog import Watchdog
+from ctxward.errors import BudgetExceeded, CtxwardError, HookInputError
+from ctxward.hosts.claude_code import DISPATCH_TOOLS as DISPATCH_TOOLS
+from ctxward.hosts.claude_code import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES
+from ctxward.hosts.claude_code import decode_payload as decode_payload
+from ctxward.hosts.claude_code import is_dispatch_tool as is_dispatch_tool
+from ctxward.hosts.claude_code import read_event as read_event
+from ctxward.hosts.claude_code import render_outcome as render_outcome
 
 # `typing.TYPE_CHECKING` without importing typing: this module is the hot path's first import.
 TYPE_CHECKING = False
@@ -80,145 +88,15 @@ if TYPE_CHECKING:
     from ctxward.hooktypes import HookEvent as HookEvent
     from ctxward.hooktypes import Outcome as Outcome
 
-MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
-# Host payloads nest a few levels (tool inputs and results included); deeper is refused
-# (`ctxward.core.limits`: the handlers walk tool inputs recursively).
-MAX_PAYLOAD_DEPTH = 100
-# Claude Code's sub-agent tool (renamed from Task in 2.1.63; both names are accepted), and
-# Codex's two tools that carry text to a sub-agent (hosts/codex.py DISPATCH_TOOLS). Exact
-# names: the host runs a sub-agent for no other spelling (a Cyrillic "Аgent" is another tool).
-DISPATCH_TOOLS = frozenset(
-    {"Agent", "Task", "spawn_agent", "multi_agent_v1send_input", "send_input"}
-)
 # Hosts whose PreToolUse takes Claude Code's deny JSON when the guard cannot check a call.
 _DENY_JSON_HOSTS = frozenset({"claude", "codex"})
 # `ctxward-hook --host NAME`: the hosts whose installed hooks run the argv-free entry point.
 _ARGV_HOSTS = (["codex"], ["gemini"])
-# Stops a top-level {"decision": "block", "reason"} refuses (the reason reaches the agent).
-_BLOCKABLE_STOPS = frozenset({"Stop", "SubagentStop"})
-# Events whose hookSpecificOutput Claude Code accepts (PreCompact/PostCompact reject it).
-_SPECIFIC_OUTPUT_EVENTS = frozenset(
-    {
-        "SessionStart",
-        "PreToolUse",
-        "SubagentStop",
-        "UserPromptSubmit",
-        "PostToolUse",
-        "PostToolUseFailure",
-    }
-)
 # Tool-result events the drift observer watches (ctxward.drift.observe; it answers on the hot path).
 _OBSERVED_EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
 _TYPES = frozenset({"HookEvent", "Outcome", "Handler", "NOTHING"})
-
-
-# Once the budget is spent the watchdog raises again at this interval until the hook is out, so
-# an `except Exception` on the way (the best-effort steps have some) cannot hold it back; in a
-# hook process, one that still runs _LAST_RESORT seconds later is ended from the alarm itself.
-_WATCHDOG_REPEAT = 0.05
-_LAST_RESORT = 1.0
-
-
-class _Watchdog:
-    """A SIGALRM timer that raises BudgetExceeded in the main thread when the budget runs out.
-
-    CPython runs a signal handler between bytecodes, and `re` and the YAML parser check for
-    signals as they go, so even a call that would run for minutes is interrupted. `run` may be
-    called in-process (tests, `ctxward hook`): the watchdog does nothing outside the main
-    thread or where the platform has no SIGALRM, and it puts back the previous handler and
-    timer when it ends. A timer already running (a test's deadline, say) keeps its deadline:
-    when it comes first, its own handler is called.
-
-    `expired` stays True once the budget ran out, even if the alarm was caught on the way: what
-    the handler returns that late is not an answer. `overrun`, when given, is called from the
-    alarm _LAST_RESORT seconds past the budget (it ends the process: the hook entries only).
-    """
-
-    __slots__ = ("_active", "_outer", "_previous", "deadline", "expired", "overrun", "seconds")
-
-    def __init__(
-        self,
-        seconds: float,
-        *,
-        deadline: float | None = None,
-        overrun: Callable[[], NoReturn] | None = None,
-    ) -> None:
-        self.seconds = seconds
-        self.deadline = time.monotonic() + seconds if deadline is None else deadline
-        self.overrun = overrun
-        self.expired = False
-        self._active = False
-        self._previous: Any = None
-        self._outer: tuple[float, float] | None = None  # (deadline, interval) of a timer before
-
-    def __enter__(self) -> _Watchdog:
-        try:
-            import signal
-
-            self._previous = signal.signal(signal.SIGALRM, self._expire)
-        except (ImportError, AttributeError, ValueError):  # no SIGALRM; not the main thread
-            return self
-        left, interval = signal.setitimer(signal.ITIMER_REAL, 0)
-        if left > 0:
-            self._outer = (time.monotonic() + left, interval)
-        self._active = True
-        self._arm()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self._disarm()
-        except BudgetExceeded:  # a last alarm on the way out: put everything back, then raise
-            self._disarm()
-            raise
-
-    def budget(self, seconds: float) -> None:
-        """Make the budget `seconds` from the start (the event is known only once read)."""
-        self.deadline += seconds - self.seconds
-        self.seconds = seconds
-        if self._active:
-            self._arm()
-
-    def _arm(self) -> None:
-        import signal
-
-        due = self.deadline if self._outer is None else min(self.deadline, self._outer[0])
-        signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-6), _WATCHDOG_REPEAT)
-
-    def _expire(self, signum: int, frame: object) -> None:
-        now = time.monotonic()
-        if self._outer is not None and now >= self._outer[0] - 0.001:
-            self._outer = None  # its deadline came first: its handler decides what happens
-            if callable(self._previous):
-                self._previous(signum, frame)
-            self._arm()
-            return
-        if not self._active or now < self.deadline - 0.001:
-            return
-        self.expired = True
-        if self.overrun is not None and now >= self.deadline + _LAST_RESORT:
-            self.overrun()
-        raise BudgetExceeded(f"ran past its {self.seconds:g} s budget")
-
-    def _disarm(self) -> None:
-        if not self._active:
-            return
-        import signal
-
-        self._active = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        previous = signal.SIG_DFL if self._previous is None else self._previous
-        signal.signal(signal.SIGALRM, previous)
-        if self._outer is not None:  # the earlier timer goes on (at once if it is due)
-            due, interval = self._outer
-            signal.setitimer(signal.ITIMER_REAL, max(due - time.monotonic(), 1e-6), interval)
-
-
-def is_dispatch_tool(tool_name: object) -> bool:
-    """Whether a payload's tool_name is the sub-agent tool (any JSON value may come in)."""
-    return isinstance(tool_name, str) and tool_name in DISPATCH_TOOLS
 
 
 def __getattr__(name: str) -> Any:
@@ -232,90 +110,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(hooktypes, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) -> HookEvent:
-    """Parse the host's stdin bytes into a HookEvent; HookInputError names what is wrong."""
-    from ctxward.core.project import find_project
-    from ctxward.events import HANDLERS
-    from ctxward.hooktypes import HookEvent
-
-    data = decode_payload(raw)
-    name = data.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise HookInputError("payload has no 'hook_event_name'")
-    if name not in HANDLERS:
-        raise HookInputError(f"unknown hook event {name!r} (handled: {', '.join(HANDLERS)})")
-    if expected is not None and name != expected:
-        raise HookInputError(f"this hook handles {expected}, but the payload is for {name}")
-    cwd = data.get("cwd")
-    project = find_project(env, cwd if isinstance(cwd, str) and cwd else None)
-    return HookEvent(name=name, data=data, project=project)
-
-
-def decode_payload(raw: bytes) -> dict[str, Any]:
-    """The host's stdin bytes as a JSON object; HookInputError names what is wrong (any host)."""
-    if len(raw) > MAX_PAYLOAD_BYTES:
-        raise HookInputError(f"payload is larger than {MAX_PAYLOAD_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HookInputError(f"payload is not UTF-8 (byte {exc.start})") from None
-    if not text.strip():
-        raise HookInputError("no payload on stdin (expected the host's hook JSON)")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HookInputError(f"payload is not JSON: {exc.msg} at line {exc.lineno}") from None
-    except ValueError:  # json's only other error: an integer past Python's conversion limit
-        raise HookInputError(f"payload has {digits_problem()}") from None
-    except RecursionError:  # json's scanner recurses once per level
-        raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels") from None
-    if not isinstance(data, dict):
-        raise HookInputError(f"payload is a JSON {type(data).__name__}, not an object")
-    # Cheap tests first (C-speed scans of the text): most payloads skip the walk.
-    if text.count("[") + text.count("{") > MAX_PAYLOAD_DEPTH or _escapes_surrogate(text):
-        from ctxward.core.limits import problem
-
-        refused = problem(data, max_depth=MAX_PAYLOAD_DEPTH)
-        if refused is not None:
-            raise HookInputError(f"payload {refused}")
-    return data
-
-
-def _escapes_surrogate(text: str) -> bool:
-    return "\\ud" in text or "\\uD" in text
-
-
-def render_outcome(event: str, outcome: Outcome) -> str:
-    """Serialise `outcome` the way Claude Code reads it for `event` ('' when nothing to say)."""
-    if outcome.plain is not None:
-        return outcome.plain
-    if outcome.decision == "block":  # Stop / SubagentStop: top-level, the reason reaches the agent
-        if event not in _BLOCKABLE_STOPS:
-            raise ValueError(f"{event} cannot be blocked this way")
-        return (
-            json.dumps({"decision": "block", "reason": outcome.reason}, ensure_ascii=False) + "\n"
-        )
-    body: dict[str, Any] = {}
-    specific: dict[str, Any] = {}
-    if outcome.decision is not None:
-        specific["permissionDecision"] = outcome.decision
-    if outcome.reason is not None:
-        specific["permissionDecisionReason"] = outcome.reason
-    if outcome.updated_input is not None:
-        specific["updatedInput"] = dict(outcome.updated_input)
-    if outcome.context is not None:
-        specific["additionalContext"] = outcome.context
-    if outcome.updated_mcp_output is not None:
-        specific["updatedMCPToolOutput"] = outcome.updated_mcp_output
-    if specific:
-        if event not in _SPECIFIC_OUTPUT_EVENTS:
-            raise ValueError(f"{event} accepts no hookSpecificOutput")
-        body["hookSpecificOutput"] = {"hookEventName": event, **specific}
-    if outcome.notice is not None:
-        body["systemMessage"] = outcome.notice
-    return json.dumps(body, ensure_ascii=False) + "\n" if body else ""
 
 
 def run(
@@ -355,7 +149,7 @@ def run(
         _exit_process(_out_of_time(problem, label, host, event, raw, event_name, stdout, stderr))
 
     # Until the payload says which event it is: the shortest budget (reading it is quick).
-    watchdog = _Watchdog(
+    watchdog = Watchdog(
         budget or BUDGET_SECONDS.get(label, min(BUDGET_SECONDS.values())),
         overrun=overrun if ends_process else None,
     )
@@ -393,13 +187,13 @@ def run(
     except BudgetExceeded as exc:
         return _out_of_time(str(exc), label, host, event, raw, event_name, stdout, stderr)
     except CtxwardError as exc:
-        stderr.write(f"ctxward: {label}: {_one_line(str(exc))}\n")
+        stderr.write(f"ctxward: {label}: {one_line(str(exc))}\n")
         if host in _DENY_JSON_HOSTS and _guards_dispatch(raw, event_name):
-            return _deny_unchecked(_one_line(str(exc)), stdout)
+            return _deny_unchecked(one_line(str(exc)), stdout)
         return 1
     except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
         where = _log_traceback(event, label, env)
-        problem = _one_line(f"{type(exc).__name__}: {exc}")
+        problem = one_line(f"{type(exc).__name__}: {exc}")
         stderr.write(f"ctxward: internal error in {label}: {problem} (details: {where})\n")
         if host in _DENY_JSON_HOSTS and _guards_dispatch(raw, event_name):
             return _deny_unchecked(f"internal error: {problem} (details: {where})", stdout)
@@ -415,7 +209,7 @@ def run(
 
 def _after_answer(
     work: Callable[[], None],
-    watchdog: _Watchdog,
+    watchdog: Watchdog,
     event: HookEvent,
     env: Mapping[str, str],
     stderr: IO[str],
@@ -426,17 +220,17 @@ def _after_answer(
     try:
         if time.monotonic() >= watchdog.deadline:
             raise BudgetExceeded(problem)
-        with _Watchdog(
+        with Watchdog(
             watchdog.seconds, deadline=watchdog.deadline, overrun=watchdog.overrun and _quit
         ) as after:
             work()
         if after.expired:
             raise BudgetExceeded(problem)
     except CtxwardError as exc:  # BudgetExceeded included
-        stderr.write(f"ctxward: {event.name}: after the answer: {_one_line(str(exc))}\n")
+        stderr.write(f"ctxward: {event.name}: after the answer: {one_line(str(exc))}\n")
     except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
         where = _log_traceback(event, event.name, env)
-        problem = _one_line(f"{type(exc).__name__}: {exc}")
+        problem = one_line(f"{type(exc).__name__}: {exc}")
         stderr.write(f"ctxward: internal error in {event.name}: {problem} (details: {where})\n")
 
 
@@ -544,27 +338,15 @@ def _deny_unchecked(problem: str, stdout: IO[str]) -> int:
     return 0
 
 
-def _one_line(text: str) -> str:
-    """`text` with every run of whitespace (newlines included) folded to one space."""
-    return " ".join(text.split())
-
-
 def _log_traceback(event: HookEvent | None, label: str, env: Mapping[str, str]) -> str:
-    import traceback
-    from datetime import datetime, timezone
-
+    from ctxward.core.log import log_failure
     from ctxward.core.project import Project, find_root
 
     try:
         project = event.project if event else Project(find_root(env))
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-        path = project.log_dir / f"{stamp}-{label}.log"
-        from ctxward.core.fsutil import atomic_write
-
-        atomic_write(path, traceback.format_exc())
-        return project.relative(path)
     except Exception:  # noqa: BLE001 - logging must not mask the original error
         return "traceback not saved: the log folder is not writable"
+    return log_failure(project, label)
 
 
 def run_script(event_name: str) -> NoReturn:

@@ -10,7 +10,7 @@ import importlib
 # `typing.TYPE_CHECKING` without importing typing: the PreToolUse hot path imports this package.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ctxward.hookio import Handler
+    from ctxward.hooktypes import Handler
 
 # hook_event_name -> module under ctxward.events
 HANDLERS = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxward.errors import CtxwardError
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 from ctxward.invariants.distill import all_rules
 from ctxward.invariants.model import Plan, RuleRef
 from ctxward.invariants.read import plans_for_the_model

@@ -31,7 +31,7 @@ from typing import Any
 from ctxward.core.drift_settings import LARGE_OUTPUT, PRESSURE
 from ctxward.drift import observe, signatures, tell
 from ctxward.drift.context import OFFLOAD
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 
 CRITICAL_STAGE = 90  # the first of seed 002's stages that leaves little room
 

@@ -22,7 +22,7 @@ import os
 
 from ctxward.core.log import best_effort
 from ctxward.errors import BudgetExceeded
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 from ctxward.invariants.distill import distill_all
 from ctxward.invariants.model import Plan
 from ctxward.invariants.read import plans_for_the_model

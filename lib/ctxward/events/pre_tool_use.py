@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 
 from ctxward.guard import thresholds
-from ctxward.hookio import is_dispatch_tool
+from ctxward.hosts.claude_code import is_dispatch_tool
 
 # `typing.TYPE_CHECKING` without importing typing: `needs_no_answer` is on the hot path.
 TYPE_CHECKING = False
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from ctxward.core.project import Project
     from ctxward.guard.decide import Block, Decision, Measurement
-    from ctxward.hookio import HookEvent, Outcome
+    from ctxward.hooktypes import HookEvent, Outcome
 
 # How many moved blocks a message lists by path (the host cuts hook strings at 10,000 chars).
 LISTED_BLOCKS = 12
@@ -47,7 +47,7 @@ _BANK = os.path.join(".ctxward", "memory-bank", "01-active-context.md")
 
 
 def handle(event: HookEvent) -> Outcome:
-    from ctxward.hookio import NOTHING
+    from ctxward.hooktypes import NOTHING
 
     tool = event.data.get("tool_name")
     if not is_dispatch_tool(tool):
@@ -156,7 +156,7 @@ def _with_bank_context(
         return None
     from ctxward.bank import inject
     from ctxward.guard import decide as guard
-    from ctxward.hookio import Outcome
+    from ctxward.hooktypes import Outcome
 
     try:
         context = inject.for_dispatch(project)
@@ -181,7 +181,7 @@ def _with_bank_context(
 
 
 def _allowed(tool: str, decision: Decision) -> Outcome:
-    from ctxward.hookio import NOTHING, Outcome
+    from ctxward.hooktypes import NOTHING, Outcome
 
     if decision.tier.percent == 0:
         return NOTHING
@@ -218,7 +218,7 @@ def _denied(
 
 
 def _deny(reason: str, notice: str | None) -> Outcome:
-    from ctxward.hookio import Outcome
+    from ctxward.hooktypes import Outcome
 
     return Outcome(decision="deny", reason=reason, notice=notice)
 
@@ -232,7 +232,7 @@ def _offload(
 ) -> Outcome:
     """C9: move every block larger than 2 KB to a file, then decide again on what is left."""
     from ctxward.guard import decide as guard
-    from ctxward.hookio import Outcome
+    from ctxward.hooktypes import Outcome
 
     plan = guard.plan_offload(measured.prompt)
     if not plan.movable:

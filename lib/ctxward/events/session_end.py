@@ -9,7 +9,7 @@ ends regardless.
 
 from __future__ import annotations
 
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from ctxward.core.project import Project
 from ctxward.core.sessionfiles import summary_path
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 from ctxward.invariants.model import Plan, RuleRef
 from ctxward.invariants.read import plans_for_the_model
 

@@ -8,7 +8,7 @@ that goes wrong here is logged to .ctxward/log/ and the turn ends as usual.
 
 from __future__ import annotations
 
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:

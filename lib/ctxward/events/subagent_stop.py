@@ -14,7 +14,7 @@ short report that references the file. The compaction agent is never touched.
 from __future__ import annotations
 
 from ctxward.core.log import best_effort, log_failure
-from ctxward.hookio import NOTHING, HookEvent, Outcome
+from ctxward.hooktypes import NOTHING, HookEvent, Outcome
 
 
 def handle(event: HookEvent) -> Outcome:

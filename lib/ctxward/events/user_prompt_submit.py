@@ -23,14 +23,14 @@ from ctxward.invariants.pending import pending_path, take
 # `typing.TYPE_CHECKING` without importing typing: this module is on every prompt's path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ctxward.hookio import HookEvent, Outcome
+    from ctxward.hooktypes import HookEvent, Outcome
 
 # Slash commands Claude Code runs itself, without sending the prompt to the model.
 LOCAL_COMMANDS = frozenset({"/compact", "/clear", "/exit", "/quit", "/resume", "/cost", "/help"})
 
 
 def handle(event: HookEvent) -> Outcome:
-    from ctxward.hookio import NOTHING, Outcome
+    from ctxward.hooktypes import NOTHING, Outcome
 
     if not pending_path(event.project, event.session_id).is_file():
         return NOTHING

@@ -14,29 +14,31 @@ and trust (`claude_version`, `codex_trust`, `gemini_trust`), synthetic payloads 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
-
 from ctxward.errors import HookInputError
 
+# `typing.TYPE_CHECKING` without importing typing: every hook imports this package.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ctxward.hookio import HookEvent, Outcome
+    from collections.abc import Mapping
+    from typing import Protocol
+
+    from ctxward.hooktypes import HookEvent, Outcome
+
+    class HostAdapter(Protocol):
+        """What a host module provides (a module satisfies this protocol)."""
+
+        def read_event(
+            self, raw: bytes, env: Mapping[str, str], expected: str | None = None
+        ) -> HookEvent: ...
+
+        def render_outcome(self, event: HookEvent, outcome: Outcome) -> str: ...
+
 
 CLAUDE = "claude"
 OPENCODE = "opencode"
 CODEX = "codex"
 GEMINI = "gemini"
 HOSTS = (CLAUDE, OPENCODE, CODEX, GEMINI)
-
-
-class HostAdapter(Protocol):
-    """What a host module provides (a module satisfies this protocol)."""
-
-    def read_event(
-        self, raw: bytes, env: Mapping[str, str], expected: str | None = None
-    ) -> HookEvent: ...
-
-    def render_outcome(self, event: HookEvent, outcome: Outcome) -> str: ...
 
 
 def adapter_for(host: str) -> HostAdapter:

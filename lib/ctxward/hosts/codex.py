@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 from ctxward.errors import HookInputError
 
 if TYPE_CHECKING:
-    from ctxward.hookio import HookEvent, Outcome
+    from ctxward.hooktypes import HookEvent, Outcome
 
 PRE_COMPACT = "PreCompact"
 SESSION_START = "SessionStart"
@@ -128,7 +128,7 @@ def command_for(event: str, baked: str | None = None) -> str:
 
 def read_event(raw: bytes, env: Mapping[str, str], expected: str | None = None) -> HookEvent:
     """Parse Codex's stdin bytes into the internal HookEvent; HookInputError if unusable."""
-    from ctxward.hookio import decode_payload
+    from ctxward.hosts.claude_code import decode_payload
 
     return to_event(decode_payload(raw), expected)
 
@@ -181,7 +181,7 @@ def dispatch_input(given: object) -> object:
 def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEvent:
     """Codex's payload as the internal event (its field names are Claude Code's)."""
     from ctxward.core.project import find_project
-    from ctxward.hookio import HookEvent
+    from ctxward.hooktypes import HookEvent
 
     name = payload.get("hook_event_name")
     if not isinstance(name, str) or not name:

@@ -62,7 +62,8 @@ from typing import Any
 
 from ctxward.core.project import find_project
 from ctxward.errors import HookInputError
-from ctxward.hookio import HookEvent, Outcome, decode_payload
+from ctxward.hooktypes import HookEvent, Outcome
+from ctxward.hosts.claude_code import decode_payload
 
 SESSION_START = "SessionStart"
 BEFORE_AGENT = "BeforeAgent"

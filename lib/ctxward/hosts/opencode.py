@@ -127,7 +127,8 @@ from typing import Any
 
 from ctxward.core.project import Project, find_project
 from ctxward.errors import HookInputError
-from ctxward.hookio import HookEvent, Outcome, decode_payload
+from ctxward.hooktypes import HookEvent, Outcome
+from ctxward.hosts.claude_code import decode_payload
 
 PRE_TOOL_USE = "PreToolUse"
 PRE_COMPACT = "PreCompact"
