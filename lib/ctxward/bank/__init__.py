@@ -19,7 +19,8 @@ One module per concern: `identity` (which entry an entry is: never only date/pha
 context given to a dispatch by PreToolUse), `budget` (line costs, allocation, carryover,
 guardrails), `active` (01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact),
 `inputs` (reading entries),
-`promote` (the pipeline), `trim` (C7), `sprint` (C5 close-sprint), `view` (status, context),
+`promote` (the pipeline), `steps` (its steps: rows, classification, cross-references,
+allocation, archive, the files written), `xref` (cross-references and their ids), `trim` (C7), `sprint` (C5 close-sprint), `view` (status, context),
 `state` (lock + recovery + reading), `txn` (the all-or-nothing journal: see its docstring),
 `markup` (markers, sections, table cells).
 
