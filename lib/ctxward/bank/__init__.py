@@ -17,12 +17,12 @@ The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `prese
 One module per concern: `identity` (which entry an entry is: never only date/phase/agent),
 `learnings` (§15 cleanup), `forced` (G9 `forcedAt` in the log), `inject` (the previous phase's
 context given to a dispatch by PreToolUse), `budget` (line costs, allocation, carryover,
-guardrails), `active` (01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact),
-`inputs` (reading entries),
-`promote` (the pipeline), `steps` (its steps: rows, classification, cross-references,
-allocation, archive, the files written), `xref` (cross-references and their ids), `trim` (C7), `sprint` (C5 close-sprint), `view` (status, context),
-`state` (lock + recovery + reading), `txn` (the all-or-nothing journal: see its docstring),
-`markup` (markers, sections, table cells).
+guardrails), `active` (01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact), `inputs`
+(reading entries), `promote` (the pipeline), `steps` (its steps: rows, classification, cross-
+references, allocation, archive, the files written), `xref` (cross-references and their ids),
+`trim` (C7), `sprint` (C5 close-sprint), `view` (status, context), `state` (lock + recovery +
+reading), `txn` (the all-or-nothing journal: see its docstring), `markup` (markers, sections, table
+cells).
 
 The files are the bank's only state: every block ctxward owns carries a marker comment with its
 key and content hash, so the bank can be read back, diffed and committed like any Markdown.
