@@ -16,9 +16,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ctxward.bank import active, archive, identity, progress
+from ctxward.bank import active, archive, progress
 from ctxward.bank.promote import promote
 from ctxward.cli import cli
+from ctxward.compress import identity
 from ctxward.core.project import Project
 
 NOW = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from ctxward.bank import active, archive, learnings, progress, sprint, state, txn, xref, zz
-from ctxward.bank import identity as identities
 from ctxward.bank.promote import promote
+from ctxward.compress import identity as identities
 from ctxward.core.project import Project
 from ctxward.errors import CtxwardError
 

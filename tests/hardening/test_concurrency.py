@@ -28,7 +28,7 @@ import ctxward_hardening as support
 import pytest
 
 from ctxward.bank import active, progress
-from ctxward.bank import identity as identities
+from ctxward.compress import identity as identities
 from ctxward.core.project import Project
 from ctxward.invariants.distill import render_payload
 from ctxward.invariants.read import load_plan, parse_sections

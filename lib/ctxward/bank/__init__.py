@@ -14,7 +14,7 @@ The bank lives at `.ctxward/memory-bank/` (`.pantheon/memory-bank/` under `prese
                                     journal ctxward did not write, set aside, never replayed
     _notes/archive/YYYY-MM-compressed-entries.md   what the C7 trim removed (other _notes: never)
 
-One module per concern: `identity` (which entry an entry is: never only date/phase/agent),
+One module per concern (which entry an entry is: `compress.identity`):
 `learnings` (§15 cleanup), `forced` (G9 `forcedAt` in the log), `inject` (the previous phase's
 context given to a dispatch by PreToolUse), `budget` (line costs, allocation, carryover,
 guardrails), `active` (01), `progress` (02), `archive` (C7 archive), `zz` (ZZ artifact), `inputs`

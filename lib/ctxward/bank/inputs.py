@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxward.bank import identity as identities
 from ctxward.bank.markup import phase_matches
 from ctxward.compress import engine as compress
 from ctxward.compress import entries as compress_entries
+from ctxward.compress import identity as identities
 from ctxward.compress import lines as compress_lines
 from ctxward.compress import parse, scoring, staging
 from ctxward.compress.scoring import Tables

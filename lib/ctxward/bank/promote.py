@@ -22,7 +22,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ctxward.bank import active, budget, inputs, state, trim, txn, xref, zz
-from ctxward.bank import identity as identities
 from ctxward.bank.active import ActiveContext
 from ctxward.bank.steps import (
     _allocate,
@@ -38,6 +37,7 @@ from ctxward.bank.steps import (
     _scrubbed,
     phase_budget,
 )
+from ctxward.compress import identity as identities
 from ctxward.compress import scoring
 from ctxward.core.project import Project
 from ctxward.errors import BadInput

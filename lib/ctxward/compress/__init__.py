@@ -7,6 +7,7 @@ One module per concern:
 - `scoring`: the five dimensions, the bands, the agent-pair masks (tables in `data/`);
 - `lines`: the entity regexes and the semantic lines built from an entry's own text;
 - `engine`: compressing a text or an entry, with its original kept on disk (`compress_text`);
+- `identity`: which entry an entry is (its id, title or content; never only date/phase/agent);
 - `staging`: one idempotent `.tmp/L1-*.md` file per entry for the memory bank;
 - `handoff`: the staged entries promoted at a phase gate (a sub-agent's stop, a session).
 """

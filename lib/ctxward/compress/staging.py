@@ -85,7 +85,7 @@ def _stage_name(date: str, phase: str, agent: str, identity: str, digest: str) -
     """`L1-<date>-phase-<phase>-<agent>-<which>.md`: one file per entry (issue 16), where
     <which> is the entry's own id or title (slug + a short hash of the exact identity and agent)
     or, for an entry without one, its content hash."""
-    from ctxward.bank import identity as identities
+    from ctxward.compress import identity as identities
 
     base = f"{STAGE_PREFIX}{_slug(date)}-phase-{_slug(phase)}-{_slug(agent)}"
     if not identities.is_explicit(identity):
@@ -102,7 +102,7 @@ def stage(project: Project, result: Result, *, state: str = "compressed") -> Sta
     overwrites its file and says so (`replaced`: the earlier hash, whose full text stays in
     `.ctxward/offload/`). `pending` stores the Layer-1 entry for C11 to compress.
     """
-    from ctxward.bank import identity as identities
+    from ctxward.compress import identity as identities
     from ctxward.core.render import render
 
     fields = result.entry.fields

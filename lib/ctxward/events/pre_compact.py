@@ -42,9 +42,9 @@ def handle(event: HookEvent) -> Outcome:
     if not plans and not unreadable and not gone:
         return Outcome(after=after)
     from ctxward.core.config import load
-    from ctxward.core.offload import render_rules_shown
     from ctxward.events.once import first_run
     from ctxward.invariants import ledger
+    from ctxward.invariants.inject import render_rules_shown
     from ctxward.invariants.rulesets import fingerprints, unique
 
     limit = load(event.project).injection.limit_chars  # a broken config fails before the writes

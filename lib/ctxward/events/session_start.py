@@ -89,7 +89,7 @@ def rules_text(
     """SessionStart's text of `todo` (the rules of `plans` still to say), within `limit`, and
     the rules it shows in full. Also what OpenCode's post-compact counts on the system prompt
     to carry, so that its one-time restatement holds only the rest (events/post_compact.py)."""
-    from ctxward.core.offload import render_rules_shown
+    from ctxward.invariants.inject import render_rules_shown
 
     already = sum(plan.rule_count for plan in plans) - sum(plan.rule_count for plan in todo)
     return render_rules_shown(

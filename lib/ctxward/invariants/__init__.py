@@ -20,6 +20,7 @@ One module per concern:
 - `plans`: the plan lifecycle (list, complete, clean) and which plans apply on this branch;
 - `trust`: which plans may speak to the model on this machine (`ctxward trust`);
 - `distill`: each trusted plan's `.compaction-payload.md`;
+- `inject`: the rules within one channel's limit, the rest offloaded and named;
 - `rulesets`: which rules to show, in what order, when not all fit;
 - `ledger`: what ctxward already put before the model in this context segment;
 - `summary`, `verdicts`, `survival`: what a compaction summary kept, graded, reported on disk;

@@ -155,8 +155,8 @@ def render_lost(
     """The restatement of `missing` (scrubbed, within `injection.limit_chars`: the rest is
     offloaded and the preview names the file), and the fingerprints of the rules it shows."""
     from ctxward.core.config import load
-    from ctxward.core.offload import render_rules_shown
     from ctxward.core.scrub import scrub
+    from ctxward.invariants.inject import render_rules_shown
 
     lost = _only(plans, missing)  # scrubbed: the text and any offloaded rest
     limit = load(project).injection.limit_chars
