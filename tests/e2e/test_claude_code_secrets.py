@@ -5,8 +5,8 @@ project's .ctxward/ or docs/plans/, in anything a hook printed (each `ctxward-ho
 through a recorder that keeps its stdout and stderr), in what `ctxward` printed, or in the
 prompt the sub-agent received.
 
-The secrets are tests/test_scrub.py's seeded fakes (built from pieces at run time; the ones
-recognisable on their own: `ghp_…`, `AKIA…`, JWTs, Slack, Google, OpenAI, Anthropic keys, ...),
+The secrets are tests/core/scrub/test_scrub.py's seeded fakes (built from pieces at run time;
+the ones recognisable on their own: `ghp_…`, `AKIA…`, JWTs, Slack, Google, OpenAI, Anthropic keys, ...),
 loaded through tests/hardening/support.py.
 
 How they get into the dispatch: through the mock's own `dispatch` rule (`E2E_DISPATCH_BYTES=n

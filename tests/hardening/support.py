@@ -2,8 +2,8 @@
 
 What every suite shares: the counts reported at the end of the run, snapshots of a project's
 state, the checks of "a documented exit code and one clear line", a deadline that turns a hang
-into a failure, payload builders, and the fake secrets (tests/test_scrub.py's seeded generator,
-reused, so that no realistic secret literal is committed anywhere).
+into a failure, payload builders, and the fake secrets (tests/core/scrub/test_scrub.py's seeded
+generator, reused, so that no realistic secret literal is committed anywhere).
 """
 
 from __future__ import annotations
@@ -307,8 +307,9 @@ def _load_by_path(name: str, path: Path) -> ModuleType:
 
 
 def scrub_corpus() -> ModuleType:
-    """tests/test_scrub.py, whose `Fake` builds every type of fake secret from a seeded RNG."""
-    return _load_by_path("ctxward_hardening_scrub_corpus", TESTS / "test_scrub.py")
+    """tests/core/scrub/test_scrub.py, whose `Fake` builds every type of fake secret (seeded)."""
+    corpus = TESTS / "core" / "scrub" / "test_scrub.py"
+    return _load_by_path("ctxward_hardening_scrub_corpus", corpus)
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _STAGED = re.compile(r"[0-9]{4}\.new\Z")
 # Every name a bank transaction writes or deletes (promote, trim, close-sprint): 01, 02, the
 # cross-reference index, its ids and archives, the C7 archive, the `.tmp/` files (ZZ artifacts,
-# staged entries). tests/test_bank_txn.py checks each writer's names against it.
+# staged entries). tests/bank/test_txn.py checks each writer's names against it.
 _BANK_NAME = re.compile(
     r"(?:01-active-context\.md|02-progress-log\.md|03-learnings\.md"
     r"|_xref/(?:index\.md|_next_id\.json|archive/[0-9]{4}-[0-9]{2}-[0-9]{2}-index\.md)"

@@ -1,7 +1,7 @@
 """Bounds: each hook's time budget, the sizes the hooks read from a repository, and parsed input.
 
 Time. The host waits a set time for each hook (HOST_TIMEOUT_SECONDS: what settings.example.json
-and hooks/hooks.json wire, pinned by tests/test_limits.py); past it, it goes on as if the hook
+and hooks/hooks.json wire, pinned by tests/core/test_limits.py); past it, it goes on as if the hook
 had not run, so a dispatch guard that times out lets the dispatch through. Each hook therefore
 has a budget of half its host timeout (BUDGET_SECONDS, the one table), enforced by the
 watchdog in `hookio.run`: when it runs out, the dispatch guard denies the call and every other

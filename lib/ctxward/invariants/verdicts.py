@@ -10,7 +10,7 @@
 
 What is not certainly kept is restated: the false-certify rate on summaries that weaken,
 mutate, contradict or drop a rule must stay 0, so every doubt goes to altered. A rule is kept
-only when all of its words are in the summary (tests/test_verdicts.py, a property test).
+only when all of its words are in the summary (tests/invariants/test_verdicts.py, a property test).
 
 Standard library only (and ctxward.core.scrub): PostCompact and SubagentStop grade every rule of
 every trusted plan.

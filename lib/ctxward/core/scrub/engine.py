@@ -23,7 +23,7 @@ that run again at every anchor inside it. Where nothing after the run could star
 the run is matched atomically, `(?=(?P<name>[...]{0,n}))(?P=name)`, so a failed try gives none
 of it back (the generic key tails, heroku, curl -u). Where the run is long (a JWT header: 8 KB),
 a rule's own finder skips the starts that cannot match and yields exactly finditer's matches
-(`Rule.matches`: `_jwt_matches`, `_flag_matches`). tests/test_scrub.py feeds every rule
+(`Rule.matches`: `_jwt_matches`, `_flag_matches`). tests/core/scrub/test_scrub.py feeds every rule
 repeats of its own prefix and alphabet at 100 KB and 1 MB, and bounds the time as a ratio.
 
 How it stays cheap to import (hooks import it in a fresh interpreter each time): no regex is

@@ -19,7 +19,7 @@ built so that it gains nothing by it:
   it has no backreference, lookaround or conditional, no repeat inside a repeat and no
   alternation under a repeat, every repeat is bounded (at most 256, and 64 for the one repeat
   allowed to vary in length). So each try costs at most a few hundred steps, and a hook's budget
-  (`limits.py`) holds: tests/test_scrub_config.py feeds each accepted shape 1 MB of its own
+  (`limits.py`) holds: tests/core/scrub/test_userrules.py feeds each accepted shape 1 MB of its own
   keyword and bounds the time as a ratio.
 
 Standard library only (the hooks load the config).

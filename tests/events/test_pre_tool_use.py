@@ -28,7 +28,7 @@ from ctxward.guard import thresholds
 from ctxward.guard.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 from ctxward.hookio import NOTHING, HookEvent, run, run_in_memory
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CAP = DEFAULT_CAPACITY_BYTES
 LINE = {tier.name: tier.threshold(CAP) for tier in TIERS}
 PARAGRAPH = ("lorem ipsum dolor sit amet, consectetur adipiscing elit; " * 20)[:999]

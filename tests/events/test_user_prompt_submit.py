@@ -16,7 +16,7 @@ from ctxward import hookio
 from ctxward.core.project import Project
 from ctxward.invariants import pending
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SESSION = "7de73c29-a9cd-4608-aa26-55358a7f7df9"  # the captured payloads' session
 RULES = [
     "review: never push to main",

@@ -23,7 +23,7 @@ from ctxward.events import HANDLERS
 from ctxward.invariants.read import load_plan, readable_plans
 from ctxward.invariants.summary import _without_analysis, summary_text
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WIRINGS = ("settings.example.json", "hooks/hooks.json")
 
 

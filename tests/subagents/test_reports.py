@@ -14,7 +14,7 @@ from ctxward.core.project import Project
 from ctxward.subagents import reports
 from ctxward.subagents.artifacts import ArtifactMeta
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HOOK = REPO / "hooks" / "subagent_stop.py"
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 LONG = "\n".join(f"finding {n}: the parser drops trailing commas" for n in range(41))

@@ -19,7 +19,7 @@ from ctxward.hosts import settings as host_settings
 from ctxward.hosts.gemini_trust import verdict
 from ctxward.setup import install
 
-FIXTURES = Path(__file__).parent / "fixtures" / "gemini-cli-0.61.0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-cli-0.61.0"
 RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions"]
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HOOKS = REPO / "hooks"
 SEED_YAML = (
     "subtask_summary:\n"

@@ -18,7 +18,7 @@ import pytest
 from ctxward.core.drift_settings import parse_context
 from ctxward.errors import BadInput
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "gh" + "p_" + "Zq4Lm8Rt2Vx6Nb0Kc3Hy7Wd1Pf5Sj9Ga2Eu"  # fake, assembled at run time
 
 

@@ -24,7 +24,7 @@ from ctxward.sessions import store as sessions_store
 from ctxward.sessions.budget import compress
 from ctxward.sessions.extract import Extraction
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 SESSION = "5b1095aa-0c8e-4d0f-9a51-3f7e2b6c1d40"
 HEADER = "⚠️ COMPACTION RESILIENCE: The following invariants are ACTIVE and NON-NEGOTIABLE.\n"
 

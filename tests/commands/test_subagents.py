@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from ctxward.cli import cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

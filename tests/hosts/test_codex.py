@@ -378,7 +378,7 @@ def test_the_hook_program_takes_host_codex(plan, project):
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
-FIXTURES = Path(__file__).parent / "fixtures" / "codex"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from ctxward.core.fsutil import (
 )
 from ctxward.errors import BadInput, CtxwardError
 
-LIB = Path(__file__).resolve().parent.parent / "lib"
+LIB = Path(__file__).resolve().parents[2] / "lib"
 
 
 @pytest.fixture

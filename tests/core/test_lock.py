@@ -14,7 +14,7 @@ import pytest
 from ctxward.core import lock
 from ctxward.errors import CtxwardError
 
-LIB = Path(__file__).resolve().parent.parent / "lib"
+LIB = Path(__file__).resolve().parents[2] / "lib"
 
 
 @pytest.mark.parametrize("portable", [False, True])

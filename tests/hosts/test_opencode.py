@@ -23,7 +23,7 @@ from ctxward.hookio import HookEvent, Outcome, run
 from ctxward.hosts import adapter_for, opencode
 from ctxward.invariants.trust import records_dir
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "opencode"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"
 RULES = ["alpha: never push to main", "alpha: 0 test failures — no exceptions", "alpha: cite x:1"]
 
 

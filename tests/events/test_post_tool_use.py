@@ -14,7 +14,7 @@ import pytest
 
 from ctxward import hookio
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HOOKS = REPO / "hooks"
 LIB = REPO / "lib"
 HEAVY = ["click", "jinja2", "watchdog", "yaml"]

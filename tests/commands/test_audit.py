@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from ctxward.cli import cli
 from ctxward.transcript.reader import project_folder_name
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "transcripts"
 COMPACTED = FIXTURES / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
 WITH_AGENT = FIXTURES / "876f70ae-3637-4f57-b055-c61867a928f5.jsonl"
 AGENT = FIXTURES / "876f70ae-3637-4f57-b055-c61867a928f5_subagents_agent-a85995de1c25d0350.jsonl"

@@ -16,7 +16,7 @@ from ctxward.cli import cli
 from ctxward.drift import observe as drift_observe
 from ctxward.transcript.reader import project_folder_name
 
-TRANSCRIPTS = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "transcripts"
 CAPTURED = "7de73c29-a9cd-4608-aa26-55358a7f7df9"  # a real 2.1.332 transcript (no drift)
 
 

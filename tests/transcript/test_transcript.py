@@ -15,7 +15,7 @@ from ctxward.transcript import measure
 from ctxward.transcript import reader as t
 from ctxward.transcript import report as transcript_report
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "transcripts"
 DENY_COMPACT = FIXTURES / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
 ALLOW = FIXTURES / "876f70ae-3637-4f57-b055-c61867a928f5.jsonl"
 ALLOW_AGENT = (

@@ -22,7 +22,7 @@ from ctxward.hosts import wiring as hookcommand
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.setup import install
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NEW = ClaudeVersion((2, 1, 332), "override")
 OLD = ClaudeVersion((2, 0, 77), "override")
 # What `locate` gives these tests: this machine's program, as install would bake it.
