@@ -5,9 +5,9 @@ project's .ctxward/ or docs/plans/, in anything a hook printed (each `ctxward-ho
 through a recorder that keeps its stdout and stderr), in what `ctxward` printed, or in the
 prompt the sub-agent received.
 
-The secrets are tests/core/scrub/test_scrub.py's seeded fakes (built from pieces at run time;
-the ones recognisable on their own: `ghp_…`, `AKIA…`, JWTs, Slack, Google, OpenAI, Anthropic keys, ...),
-loaded through tests/hardening/support.py.
+The secrets are tests/core/scrub/test_scrub.py's seeded fakes (built from pieces at run time; the
+ones recognisable on their own: `ghp_…`, `AKIA…`, JWTs, Slack, Google, OpenAI, Anthropic keys,
+...), loaded through tests/hardening/support.py.
 
 How they get into the dispatch: through the mock's own `dispatch` rule (`E2E_DISPATCH_BYTES=n
 E2E_DISPATCH_SHAPE=paste`, a prompt of n bytes that is one pasted chunk), run by a wrapper of

@@ -3,12 +3,12 @@ whole lifecycle, then scan every file ctxward wrote and everything it printed fo
 8-character fragment of them. Target: zero.
 
 The secrets are tests/core/scrub/test_scrub.py's seeded corpus (one per case, every type the
-scrubber knows), built from pieces at test time. They go into: a skill's invariants and body; a Claude
-Code transcript (user prompts, assistant text, tool inputs and results); a compaction summary;
-a prompt; a sub-agent's dispatch prompt (fenced blocks, pasted chunks, and the small text
-around them); a sub-agent's final report and its subtask_summary; the tool calls the drift
-observer sees; and every CLI command that stores or prints text (share, artifact record,
-inline, bank promote, handoff, session, audit, drift, scrub, compactions, plan list).
+scrubber knows), built from pieces at test time. They go into: a skill's invariants and body; a
+Claude Code transcript (user prompts, assistant text, tool inputs and results); a compaction
+summary; a prompt; a sub-agent's dispatch prompt (fenced blocks, pasted chunks, and the small text
+around them); a sub-agent's final report and its subtask_summary; the tool calls the drift observer
+sees; and every CLI command that stores or prints text (share, artifact record, inline, bank
+promote, handoff, session, audit, drift, scrub, compactions, plan list).
 
 What is scanned: every file under .ctxward/ and docs/plans/ (all written by ctxward; the inputs
 live elsewhere), the HTML audit page, and the stdout and stderr of every step. One exception,
