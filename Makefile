@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/ctxward demo
 
-# Two workers (pytest-xdist): this is a 2-core machine, and most tests wait on a hook process.
+# Two workers (pytest-xdist) on this 2-core machine; the heavy variants (`-m slow`) and the
+# real-client suites (`make e2e`) run apart. Bytecode is cached even where the environment says
+# not to (PYTHONDONTWRITEBYTECODE): each hook process the tests start would compile ctxward again.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" -n 2
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -m "not slow and not e2e" -n 2
 
 # opencode-ai's postinstall runs `opencode --version`, which writes under the XDG folders:
 # they are kept inside its node_modules instead of the user's HOME.

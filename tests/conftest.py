@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -64,12 +65,23 @@ def git_fixture() -> Callable[..., str]:
     return git
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """An empty project folder: `git init` on branch main, no commits yet."""
-    root = tmp_path / "project"
+@pytest.fixture(scope="session")
+def _empty_repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `git init` per test run (on branch main, no sample hooks), copied for each test."""
+    root = tmp_path_factory.mktemp("template") / "project"
     root.mkdir()
-    git(root, "init", "-q", "-b", "main", "--template=")  # no sample hooks: faster
+    git(root, "init", "-q", "-b", "main", "--template=")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path, _empty_repository: Path) -> Path:
+    """An empty project folder: a git repository on branch main, no commits yet.
+
+    A copy of one `git init` (a git process per test cost more than most tests).
+    """
+    root = tmp_path / "project"
+    shutil.copytree(_empty_repository, root, symlinks=True)
     return root.resolve()
 
 

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Every shim and entry point run as a real process, once per event and host: heavy variants of
+# what tests/events/ checks in-process; the slow stage (CI) runs them.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 HOOKS = REPO / "hooks"
 LIB = REPO / "lib"
@@ -603,6 +607,7 @@ def parallel(commands: list[list[str]], payload: dict, project: Path) -> list[tu
     return results
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_a_compaction_run_by_two_wirings_gives_one_report_and_one_set_of_instructions(
     plan, project, load_payload
 ):

@@ -465,6 +465,7 @@ hookio._exit_process(hookio.run(stubborn, budget=0.2, ends_process=True))
 """
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_a_hook_process_that_catches_every_alarm_is_ended_with_its_answer(project):
     start = time.monotonic()
     done = subprocess.run(

@@ -10,6 +10,7 @@ import counts, the lazy ones inside functions too; only those under `if TYPE_CHE
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 LIB = Path(__file__).resolve().parents[1] / "lib"
@@ -40,12 +41,19 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+NAMES = {path: name for name, path in MODULES.items()}
 
 
-def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _imports(path: Path, *, top_level_only: bool) -> frozenset[str]:
     """The ctxward modules `path` imports (a `from x import y` of a module counts as x.y)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    name = next(n for n, p in MODULES.items() if p == path)
+    tree = _parsed(path)
+    name = NAMES[path]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
 
@@ -73,7 +81,7 @@ def _imports(path: Path, *, top_level_only: bool) -> set[str]:
 
     visit(tree, True)
     found.discard(name)
-    return found
+    return frozenset(found)
 
 
 def _floor(module: str) -> tuple[int, str]:
@@ -128,7 +136,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_module_imports_itself_in_a_circle() -> None:
     # Top-level imports only: a lazy import inside a function runs after both modules loaded.
-    graph = {name: _imports(path, top_level_only=True) for name, path in MODULES.items()}
+    graph = {name: set(_imports(path, top_level_only=True)) for name, path in MODULES.items()}
     cycle = _cycle(graph)
     assert cycle is None, "an import cycle: " + " -> ".join(cycle or [])
 

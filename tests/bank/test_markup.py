@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ line_text = (
 )
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @given(st.dictionaries(st.from_regex(r"[a-z][a-z-]{0,8}", fullmatch=True), line_text, max_size=5))
 def test_a_marker_carries_any_value_back(attrs: dict[str, str]) -> None:
     macro = '{% from "bank/_marker.j2" import marker %}{{ marker("entry", attrs) }}'
@@ -32,6 +34,7 @@ def test_a_table_row_carries_any_cells_back(values: list[str]) -> None:
     assert split_row(row) == values
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @given(
     st.lists(
         st.tuples(

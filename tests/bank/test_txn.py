@@ -643,6 +643,7 @@ def _crash_many(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
     return outcomes
 
 
+@pytest.mark.slow  # SIGKILL loop
 def test_sigkill_at_random_points_leaves_a_before_or_after_state(tmp_path: Path) -> None:
     outcomes = _crash_many(tmp_path, kills=40, seed=1)
     assert outcomes["killed"] > 0
@@ -658,6 +659,7 @@ def test_sigkill_many_times_leaves_a_before_or_after_state(tmp_path: Path) -> No
 # -- concurrency ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_sixteen_processes_promoting_at_once_lose_nothing(tmp_path: Path) -> None:
     root = tmp_path / "project"
     (root / "in").mkdir(parents=True)

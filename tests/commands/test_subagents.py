@@ -257,6 +257,7 @@ def test_bad_session_is_refused(invoke):
     assert done.exit_code == 2 and "session" in done.stderr
 
 
+@pytest.mark.slow  # 16 processes
 def test_sixteen_processes_share_at_once(project):
     """Last write wins per key, and no write is lost: the channel is locked and atomic."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "lib"), "CLAUDE_CODE_SESSION_ID": "s1"}

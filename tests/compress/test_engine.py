@@ -399,6 +399,7 @@ entries = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @settings(max_examples=150, deadline=None)
 @given(
     entry=entries,

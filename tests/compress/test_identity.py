@@ -14,6 +14,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ctxward.bank import active, archive, progress
@@ -93,6 +94,7 @@ def test_three_untitled_texts_of_one_agent_are_three_entries(project: Path) -> N
     assert all(r.key.split("|")[3].startswith("h:") for r in rows(bank))
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_twelve_concurrent_promotions_of_one_agent_keep_twelve_entries(project: Path) -> None:
     paths = [
         write(project, f"e{i}.json", entry(f"Subtask {i}", f"Renamed helper module {i}"))

@@ -101,6 +101,7 @@ metas = st.dictionaries(texts | st.integers() | st.booleans(), values, max_size=
 bodies = st.text(st.characters(blacklist_categories=["Cs"]))
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @given(meta=metas, body=bodies)
 def test_round_trip(meta, body):
     doc = Document(meta=meta, body=body)

@@ -201,6 +201,7 @@ for _ in range(rounds):
 """
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_locked_serialises_read_modify_write_across_processes(folder):
     counter = folder / "counter.txt"
     counter.write_text("0")

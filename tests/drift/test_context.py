@@ -119,6 +119,7 @@ def test_text_from_the_model_resets_the_count(session, run_hook):
     assert "silence drift" in context(run_hook(session.call())[1])
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_silence_is_told_on_the_installed_hot_path_within_its_budget(session, project):
     """`ctxward-hook` as installed: the standard-library path observes, the handler renders."""
     import time

@@ -265,6 +265,7 @@ def test_thresholds_come_from_the_limits():
 # --- bounded state ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_the_window_and_the_state_stay_bounded():
     tracker = machine.Tracker()
     for n in range(20_000):
@@ -533,6 +534,7 @@ def test_concurrent_sessions_in_one_project_stay_apart(project):
         assert all(f"toolu_{session}_" in i for i in ids) and len(ids) == 150
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_concurrent_calls_of_one_session_are_serialised(project):
     _run_all([(str(project), "same", k * 100, 100) for k in range(4)])
     lines = log_lines(project, "same")  # every line parses: no interleaving

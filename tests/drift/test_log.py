@@ -260,6 +260,7 @@ def test_the_cli_reads_a_transcript(tmp_path, project):
     ]
 
 
+@pytest.mark.slow  # a long session
 def test_a_transcript_read_is_bounded_by_the_window_not_the_session(tmp_path, project):
     """100,000 calls: the tracker's state is the same size as after 100."""
     t = clean_session(100)

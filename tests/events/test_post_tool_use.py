@@ -190,7 +190,10 @@ def run_process(project: Path, command: list[str], data: dict[str, Any]) -> tupl
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
-@pytest.mark.parametrize("command", ["script", "ctxward-hook"])
+# The shim's variant (hooks/*.py) is a heavy one: the slow stage (CI) runs it.
+@pytest.mark.parametrize(
+    "command", [pytest.param("script", marks=pytest.mark.slow), "ctxward-hook"]
+)
 def test_real_entry_points(project, load_payload, command):
     argv = (
         [sys.executable, str(HOOKS / "post_tool_use_failure.py")]

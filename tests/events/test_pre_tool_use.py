@@ -762,7 +762,8 @@ def e2e_prompt(size: int) -> str:
     return body[: size - len(tail)] + tail
 
 
-@pytest.mark.parametrize("entry", ["script", "ctxward-hook"])
+# The shim's variant (hooks/*.py) is a heavy one: the slow stage (CI) runs it.
+@pytest.mark.parametrize("entry", [pytest.param("script", marks=pytest.mark.slow), "ctxward-hook"])
 def test_the_e2e_cases_in_a_real_process(load_payload, project, entry):
     command = hook_commands()[entry]
 

@@ -320,7 +320,8 @@ def hook_command() -> list[str]:
     return [sys.executable, "-c", "from ctxward.hookio import main; main()"]
 
 
-@pytest.mark.parametrize("entry", ["script", "ctxward-hook"])
+# The shim's variant (hooks/*.py) is a heavy one: the slow stage (CI) runs it.
+@pytest.mark.parametrize("entry", [pytest.param("script", marks=pytest.mark.slow), "ctxward-hook"])
 def test_the_cycle_in_real_processes(plan, project, load_payload, entry):
     command = (
         [sys.executable, str(REPO / "hooks" / "user_prompt_submit.py")]

@@ -21,6 +21,17 @@ sys.modules[_spec.name] = support
 _spec.loader.exec_module(support)
 
 
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """Every hardening suite is a heavy variant (real processes, hostile inputs, storms): they
+    run in the slow stage (`pytest -m slow`, CI after `make test`), not in the default run."""
+    import pytest
+
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.path).parents:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     for line in support.summary():
         terminalreporter.write_line(line)

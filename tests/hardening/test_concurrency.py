@@ -33,6 +33,9 @@ from ctxward.core.project import Project
 from ctxward.invariants.distill import render_payload
 from ctxward.invariants.read import load_plan, parse_sections
 
+# Process storms (8-16 writers at once): the slow stage (CI) runs them.
+pytestmark = pytest.mark.slow
+
 PROCESSES = 16
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
 # The `ctxward` console script's main, started before the barrier (it reads stdin first).

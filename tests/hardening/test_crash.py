@@ -59,6 +59,9 @@ from ctxward.subagents import artifacts
 from ctxward.subagents import batch as batches
 from ctxward.subagents import channel as chan
 
+# SIGKILL loops over every writer: the slow stage (CI) runs them.
+pytestmark = pytest.mark.slow
+
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
 RULES = [f"crash rule {i}: never leave a half-written file" for i in range(6)]

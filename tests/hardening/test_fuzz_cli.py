@@ -30,6 +30,9 @@ from hypothesis import strategies as st
 from ctxward.core.project import Project
 from ctxward.invariants.activate import activate
 
+# Fuzzing every command: the slow stage (CI) runs it.
+pytestmark = pytest.mark.slow
+
 BOMB = (
     "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
     "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"

@@ -35,6 +35,9 @@ from ctxward.core.project import Project
 from ctxward.hookio import run
 from ctxward.invariants.activate import activate
 
+# Fuzzing every entry point: the slow stage (CI) runs it.
+pytestmark = pytest.mark.slow
+
 NOW = None  # activation time: now (the plans are inputs here, not golden files)
 TRANSCRIPT = support.FIXTURES / "transcripts" / "7de73c29-a9cd-4608-aa26-55358a7f7df9.jsonl"
 FUZZ_SETTINGS = {

@@ -34,6 +34,9 @@ from ctxward.guard import thresholds
 from ctxward.invariants.activate import activate
 from ctxward.invariants.read import load_plans
 
+# 1-10 MB hostile inputs through real hook processes: the slow stage (CI) runs them.
+pytestmark = pytest.mark.slow
+
 LINE = thresholds.HARD_REJECT.threshold(thresholds.DEFAULT_CAPACITY_BYTES)
 MB = 1_000_000
 PARAGRAPH = "A short paragraph of a long prompt, well under the 2 KB offload line.\n" * 12

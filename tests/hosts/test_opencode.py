@@ -233,6 +233,7 @@ HOOK_NAMES = st.sampled_from(
 )
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @given(
     hook=HOOK_NAMES,
     inputs=JSON,

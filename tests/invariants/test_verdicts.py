@@ -149,6 +149,7 @@ WORD = st.text(alphabet="abcdefghij0123", min_size=1, max_size=4)
 SEPARATOR = st.sampled_from([" ", "  ", "\n", ", ", ". ", " (", ") ", ": ", "'"])
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @settings(max_examples=300, deadline=None)
 @given(
     rule=st.lists(WORD, min_size=1, max_size=6).map(" ".join),

@@ -289,6 +289,7 @@ def test_an_outdated_opencode_plugin_warns(project, env):
 # --- running the hooks -----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 def test_every_wired_hook_answers_a_synthetic_payload(project, env, snapshot):
     if not (BIN / "ctxward-hook").exists():
         pytest.skip("no ctxward-hook console script next to this interpreter")

@@ -737,6 +737,7 @@ _settings = st.dictionaries(
 )
 
 
+@pytest.mark.slow  # a heavy variant: the slow stage (CI) runs it
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -1079,6 +1079,7 @@ def prose_seconds() -> float:
     return cpu_seconds(repeated(PROSE, 1_000_000), runs=3)
 
 
+@pytest.mark.slow  # 1 MB per rule and unit
 @pytest.mark.parametrize("unit", ADVERSARIAL, ids=repr)
 def test_adversarial_repeats_scrub_in_linear_time(unit: str, prose_seconds: float) -> None:
     """Ten times the text takes about ten times as long (a quadratic rule: a hundred), and a
@@ -1144,6 +1145,7 @@ _LONG_PIECES = [
 ]
 
 
+@pytest.mark.slow  # 300 examples
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(st.sampled_from(_LONG_PIECES), max_size=12))
 def test_the_linear_finders_find_what_the_regex_finds(pieces: list[str]) -> None:
@@ -1215,6 +1217,7 @@ def test_scrub_never_lets_a_secret_back(before: str, after: str, maker: int, see
     assert redact(out) == out  # and scrubbing again changes nothing
 
 
+@pytest.mark.slow  # 400 examples
 @settings(max_examples=400, deadline=None)
 @given(text=st.text(max_size=400) | st.from_regex(r"(\w{0,12}[:=] ?[\w/+=.-]{0,40}\s){0,6}"))
 def test_positions_are_consistent(text: str) -> None:
@@ -1303,6 +1306,7 @@ def test_every_match_of_a_rule_holds_one_of_its_anchors() -> None:
     assert matched == {rule.name for rule in scrub_module.RULES}  # the corpus tries every rule
 
 
+@pytest.mark.slow  # the whole corpus twice
 def test_the_anchors_change_no_redaction_on_the_corpus() -> None:
     for doc in _corpus():
         assert find(doc) == _every_rule(doc), doc

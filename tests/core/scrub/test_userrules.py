@@ -89,6 +89,7 @@ def _seconds(text: str) -> float:
     return best
 
 
+@pytest.mark.slow  # 1 MB per rule
 @pytest.mark.parametrize("pattern", SAFE)
 def test_an_accepted_rule_stays_linear_on_its_own_keyword(pattern: str) -> None:
     prose = ("The build used the acme cache; see the docs for the token policy.\n" * 20_000)[

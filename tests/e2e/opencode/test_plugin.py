@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+# Node.js drives the real plugin through real ctxward processes: the slow stage (CI) runs it.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 PLUGIN = HERE.parents[2] / "hooks" / "opencode" / "ctxward.js"
 DRIVER = HERE / "drive_plugin.mjs"
