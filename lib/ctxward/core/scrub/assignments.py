@@ -8,10 +8,9 @@ import functools
 import re
 
 from ctxward.core.scrub.rules import _regex, _words, is_placeholder, looks_random
-
-# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 from ctxward.core.scrub.tokens import _URL_PLACEHOLDERS, _b64_text, _is_aws_secret
 
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator

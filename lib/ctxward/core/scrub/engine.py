@@ -56,7 +56,6 @@ from ctxward.core.scrub.assignments import (
     _vet_netrc,
 )
 
-# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 # The provider gate and the contextual detectors (context.py).
 from ctxward.core.scrub.context import rules as context_rules
 from ctxward.core.scrub.providers import TYPES as _PROVIDER_TYPES
@@ -91,6 +90,7 @@ from ctxward.core.scrub.tokens import (
     _vet_url,
 )
 
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -6,7 +6,7 @@ import functools
 import math
 import re
 
-# typing.TYPE_CHECKING without importing typing: hooks import this package on their hot path.
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
     Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
     Matcher = Callable[["re.Pattern[str]", str], Iterator["re.Match[str]"]]
-
-# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 
 
 class Rule:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 from ctxward.core.scrub.rules import _UUID, _regex, _word_before, is_placeholder, looks_random
 
+# typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
