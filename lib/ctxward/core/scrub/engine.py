@@ -59,7 +59,7 @@ from ctxward.core.scrub.assignments import (
 # The provider gate and the contextual detectors (context.py).
 from ctxward.core.scrub.context import rules as context_rules
 from ctxward.core.scrub.providers import TYPES as _PROVIDER_TYPES
-from ctxward.core.scrub.rules import _ASCII_LOWER, Rule, _regex, is_placeholder
+from ctxward.core.scrub.rules import _ASCII_LOWER, Rule, _regex, is_placeholder, link_parts
 from ctxward.core.scrub.tokens import (
     _ANTHROPIC,
     _AUTHORIZATION,
@@ -199,6 +199,7 @@ def configure(*, allow: frozenset[str], rules: tuple[tuple[str, str, str], ...])
             Rule(f"user:{rule_id}", pattern, False, _user_vetter(kind), keyword_of(pattern))
         )
     _USER_RULES = tuple(built)
+    link_parts(RULES + _USER_RULES)
 
 
 def _user_vetter(kind: str) -> Vetter:
@@ -336,6 +337,7 @@ RULES: tuple[Rule, ...] = (
 
 
 RULES = (*RULES, *context_rules())
+link_parts(RULES)
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[Redaction]:
