@@ -205,7 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         samples: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         cpu: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         for round_ in range(args.warmup + args.runs):
-            for key, (command, stdin) in jobs.items():
+            for index, (key, (command, stdin)) in enumerate(jobs.items()):
+                # A session of its own per call: the inject-once ledger of one session would
+                # make its second SessionStart(compact) state only what the first did not.
+                session = f'"session_id": "bench-{round_}-{index}"'.encode()
+                stdin = stdin.replace(b'"session_id": "bench"', session)
                 seconds, used, code, out = timed(command, stdin, env)
                 if key[0] != "baseline":
                     check(key[0], code, out)
