@@ -17,13 +17,8 @@ from ctxward.bank.inputs import Item
 from ctxward.bank.markup import natural_key
 from ctxward.bank.progress import Item as LogItem
 from ctxward.compress import scoring
+from ctxward.compress.lines import files_text
 from ctxward.core.text import cut_at_word
-
-
-def _files_text(files: Sequence[str], shown: int = 3) -> str:
-    if len(files) <= shown:
-        return ", ".join(files)
-    return ", ".join(files[:shown]) + f" (+{len(files) - shown})"
 
 
 def make_row(item: Item, mode: str) -> Row:
@@ -41,7 +36,7 @@ def make_row(item: Item, mode: str) -> Row:
         agent=item.agent,
         status=scoring.status_of(item.fields) or "complete",
         title=item.title,
-        files=str(item.view.get("files") or _files_text(item.files)),
+        files=str(item.view.get("files") or files_text(item.files)),
         partial=bool(item.view.get("partial")),
         lines=[line for line in text.splitlines() if line.strip()],
     )
@@ -73,7 +68,7 @@ def _log_lines(item: Item, refs: Sequence[str], decision: str = "") -> list[str]
             "meta": meta,
             "partial": scoring.status_of(fields) == "partial",
             "summary": compress_summary(item.summary),
-            "files": _files_text(item.files, 6),
+            "files": files_text(item.files, 6),
             "refs": list(refs),
             "decision": decision,
             "original": original,

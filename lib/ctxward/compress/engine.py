@@ -22,10 +22,10 @@ from ctxward.compress import scoring
 from ctxward.compress.entries import BAND_TEMPLATES, MEDIUM_CHARS, Entry, Result, Run
 from ctxward.compress.lines import (
     _endpoints,
-    _files_text,
     _gotcha,
     _unique,
     extract,
+    files_text,
     first_sentence,
     sentences,
 )
@@ -126,7 +126,7 @@ def view(
             for name in ("date", "status", "tests", "coverage", "verdict", "critical_issues")
             if name in masked
         },
-        "files": _files_text(scoring.file_list(masked)) if "files" in masked else "",
+        "files": files_text(scoring.file_list(masked)) if "files" in masked else "",
         "line": first_sentence(summary, limit) if shows_summary else "",
         "what": what,
         "contract": contract,

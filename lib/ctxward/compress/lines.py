@@ -274,7 +274,7 @@ def _gotcha(fields: Mapping[str, Any], summary_sentences: Sequence[str]) -> str:
     return ""
 
 
-def _files_text(files: Sequence[str], shown: int = 3) -> str:
+def files_text(files: Sequence[str], shown: int = 3) -> str:
     if len(files) <= shown:
         return ", ".join(files)
     return ", ".join(files[:shown]) + f" (+{len(files) - shown})"

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxward.core.config import ScoringConfig
-from ctxward.core.paths import data_dir
+from ctxward.core.paths import DATA
 from ctxward.core.text import cut
 
-DATA_DIR = data_dir("data")
+DATA_DIR = DATA
 DIMENSIONS = ("impact", "risk", "novelty", "blockers", "downstream")
 BANDS = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
 # Fields whose text is searched for keywords (the seed: "keywords found in the summary").

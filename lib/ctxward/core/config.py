@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.core import drift_settings
+from ctxward.core.drift_settings import whole_number
 from ctxward.core.project import Project
 from ctxward.core.values import Value
 from ctxward.errors import BadInput, digits_problem
@@ -170,14 +171,6 @@ class Config(Value):
         )
 
 
-def _check_int(value: object, where: str, minimum: int, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadInput(f"{where}: expected a whole number, got {value!r}")
-    if not minimum <= value <= maximum:
-        raise BadInput(f"{where}: {value} is outside {minimum}..{maximum}")
-    return value
-
-
 def _mapping(value: object, where: str, allowed: set[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise BadInput(f"{where}: expected a mapping, got {type(value).__name__}")
@@ -220,7 +213,7 @@ def parse(data: object, source: str) -> Config:
         {"capacity_bytes", "capacity_by_agent", "offload"},
     )
     dispatch = DispatchConfig()
-    capacity = _check_int(
+    capacity = whole_number(
         raw_dispatch.get("capacity_bytes", dispatch.capacity_bytes),
         f"{source}: dispatch.capacity_bytes",
         1024,
@@ -235,13 +228,13 @@ def parse(data: object, source: str) -> Config:
         )
     for agent, value in raw_by_agent.items():
         where = f"{source}: dispatch.capacity_by_agent.{agent}"
-        by_agent[str(agent)] = _check_int(value, where, 1024, capacity)
+        by_agent[str(agent)] = whole_number(value, where, 1024, capacity)
     offload = raw_dispatch.get("offload", True)
     if not isinstance(offload, bool):
         raise BadInput(f"{source}: dispatch.offload: expected true or false, got {offload!r}")
 
     raw_injection = _mapping(top.get("injection", {}), f"{source}: injection", {"limit_chars"})
-    limit = _check_int(
+    limit = whole_number(
         raw_injection.get("limit_chars", InjectionConfig().limit_chars),
         f"{source}: injection.limit_chars",
         1_000,
@@ -427,10 +420,10 @@ def _parse_bank(value: object, where: str) -> BankConfig:
         raise BadInput(f"{where}.inject_context: expected true or false")
     return BankConfig(
         inject_context=inject,
-        total_budget=_check_int(
+        total_budget=whole_number(
             raw.get("total_budget", defaults.total_budget), f"{where}.total_budget", 10, 10_000
         ),
-        phases=_check_int(raw.get("phases", defaults.phases), f"{where}.phases", 1, 100),
+        phases=whole_number(raw.get("phases", defaults.phases), f"{where}.phases", 1, 100),
     )
 
 

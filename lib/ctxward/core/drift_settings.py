@@ -141,7 +141,7 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
         raise BadInput(f"{where}: expected a mapping, got {type(value).__name__}")
     for key, raw in value.items():
         if key == "enabled":
-            limits["enabled"] = _flag(raw, f"{where}.enabled")
+            limits["enabled"] = flag(raw, f"{where}.enabled")
             continue
         if key not in SIGNATURES:
             known = ", ".join(("enabled", *SIGNATURES))
@@ -154,7 +154,7 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
         for name, setting in raw.items():
             at = f"{where}.{key}.{name}"
             if name == "enabled":
-                section["enabled"] = _flag(setting, at)
+                section["enabled"] = flag(setting, at)
             elif (key, name) in _RANGES:
                 section[name] = whole_number(setting, at, *_RANGES[(key, name)])
             else:
@@ -170,13 +170,11 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
     return limits
 
 
-def _flag(value: object, where: str) -> bool:
+def flag(value: object, where: str) -> bool:
+    """A config.yaml switch: true or false; BadInput names `where` otherwise."""
     if not isinstance(value, bool):
         raise BadInput(f"{where}: expected true or false, got {value!r}")
     return value
-
-
-flag = _flag  # config.yaml's switches (ctxward.drift.context too)
 
 
 def whole_number(value: object, where: str, low: int, high: int) -> int:

@@ -27,5 +27,5 @@ def shipped(relpath: str) -> Path:
 
 
 def data_dir(name: str) -> Path:
-    """The shipped `templates/` or `invariants/` folder, or the package's own `data/`."""
-    return DATA if name == "data" else shipped(name)
+    """The shipped `templates/` or `invariants/` folder (the package's own tables: `DATA`)."""
+    return shipped(name)
