@@ -510,7 +510,6 @@ def test_post_tool_use_failure_needs_2_0_56(project):
 
 def test_when_every_event_is_left_out_nothing_is_added(project, monkeypatch):
     wiring = {"PostCompact": host_settings.canonical_wiring()["PostCompact"]}
-    monkeypatch.setattr(install, "canonical_wiring", lambda: wiring)
     monkeypatch.setattr(host_settings, "canonical_wiring", lambda: wiring)
     path = settings_file(project, '{"model": "opus"}\n')
     result = run(project, version=OLD)
@@ -529,7 +528,7 @@ def test_another_tools_unknown_event_is_left_alone_but_named(project):
 
 
 def test_a_wired_event_without_a_known_first_version_is_refused(project, monkeypatch):
-    monkeypatch.setattr(install, "canonical_wiring", lambda: {"Brand": [{"hooks": []}]})
+    monkeypatch.setattr(host_settings, "canonical_wiring", lambda: {"Brand": [{"hooks": []}]})
     with pytest.raises(CtxwardError, match="Brand"):
         run(project)
     assert not settings_file(project).exists()

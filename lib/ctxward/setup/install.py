@@ -73,18 +73,17 @@ from ctxward.core.fsutil import atomic_write, read_regular_text, remove
 from ctxward.core.jsonedit import JsonStyle, detect_style, read_json, rewrite
 from ctxward.core.project import Project
 from ctxward.errors import BadInput, CtxwardError
+from ctxward.hosts import settings as host_settings
 from ctxward.hosts import wiring
 from ctxward.hosts.claude_version import ClaudeVersion, format_version
 from ctxward.hosts.settings import (
     GEMINI_TRUST_NOTE,
     PLUGIN_MARK,
     PORTABLE,
-    canonical_wiring,
     config_path,
     label_of,
     other_wirings,
     shipped_plugin,
-    wiring_for,
 )
 from ctxward.hosts.wiring import CLAUDE as CLAUDE
 from ctxward.hosts.wiring import CODEX as CODEX
@@ -188,11 +187,14 @@ def install(
 
             version = claude_version or detect(env=env)
             result.version = version
-            leave_out = _too_new(canonical_wiring(), version)
+            # Through the module: the blocks written and the events checked are one table.
+            leave_out = _too_new(host_settings.canonical_wiring(), version)
         data, text, existed = read_json(path, result.label)
         result.existed, result.before = existed, text
         style = detect_style(text) if text.strip() else JsonStyle()
-        merged, result.changes = merge(data, wiring_for(host, baked), leave_out, result.label)
+        merged, result.changes = merge(
+            data, host_settings.wiring_for(host, baked), leave_out, result.label
+        )
         if result.version is not None:
             result.warnings += _version_warnings(merged, result.version, result.label)
         _finish_json(result, data, merged, text, style)
