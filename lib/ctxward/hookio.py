@@ -15,10 +15,10 @@ Exit codes (Claude Code's contract; README "Exit codes"):
 
 An internal error writes its traceback to `.ctxward/log/` and prints one line naming that file.
 
-PreToolUse on the sub-agent tool (`Agent`, legacy `Task`: DISPATCH_TOOLS) FAILS CLOSED, because
-the G9 dispatch guard may not let through what it could not measure. Instead of exit 1, the
-hook then exits 0 with a `permissionDecision: "deny"` whose reason names the problem (the one
-stderr line is still written), when:
+PreToolUse on the sub-agent tool (`Agent`, legacy `Task`: `hosts.claude_code.DISPATCH_TOOLS`)
+FAILS CLOSED, because the G9 dispatch guard may not let through what it could not measure.
+Instead of exit 1, the hook then exits 0 with a `permissionDecision: "deny"` whose reason names
+the problem (the one stderr line is still written), when:
 
 - the payload is PreToolUse for a dispatch tool and handling it fails (bad config, an internal
   error: anything but a decision);
@@ -70,12 +70,13 @@ import time
 from ctxward.core.text import one_line
 from ctxward.core.watchdog import Watchdog
 from ctxward.errors import BudgetExceeded, CtxwardError, HookInputError
-from ctxward.hosts.claude_code import DISPATCH_TOOLS as DISPATCH_TOOLS
-from ctxward.hosts.claude_code import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES
-from ctxward.hosts.claude_code import decode_payload as decode_payload
-from ctxward.hosts.claude_code import is_dispatch_tool as is_dispatch_tool
-from ctxward.hosts.claude_code import read_event as read_event
-from ctxward.hosts.claude_code import render_outcome as render_outcome
+from ctxward.hosts.claude_code import (
+    MAX_PAYLOAD_BYTES,
+    decode_payload,
+    is_dispatch_tool,
+    read_event,
+    render_outcome,
+)
 
 # `typing.TYPE_CHECKING` without importing typing: this module is the hot path's first import.
 TYPE_CHECKING = False
@@ -102,8 +103,8 @@ _TYPES = frozenset({"HookEvent", "Outcome", "Handler", "NOTHING"})
 def __getattr__(name: str) -> Any:
     """HookEvent, Outcome, Handler and NOTHING, from ctxward.hooktypes on first use.
 
-    They are dataclasses, and `dataclasses` (through `inspect`) costs more than the rest of a
-    no-op hook; importing them here only when asked keeps the PreToolUse no-op path at `json`.
+    Importing them only when asked keeps the PreToolUse no-op path from loading what it does
+    not use (hooktypes and the value base it builds on).
     """
     if name in _TYPES:
         from ctxward import hooktypes

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from ctxward import hookio
 from ctxward.core import project
 from ctxward.core.config import CONFIG_FILE
 from ctxward.core.project import Project
@@ -27,6 +26,7 @@ from ctxward.guard import decide as guard
 from ctxward.guard import thresholds
 from ctxward.guard.thresholds import DEFAULT_CAPACITY_BYTES, TIERS
 from ctxward.hookio import NOTHING, HookEvent, run, run_in_memory
+from ctxward.hosts import claude_code
 
 REPO = Path(__file__).resolve().parents[2]
 CAP = DEFAULT_CAPACITY_BYTES
@@ -128,7 +128,7 @@ def test_other_tools_get_no_answer(run_hook, dispatch, project, tool):
 def test_dispatch_tools_are_claude_codes_and_codexs():
     from ctxward.hosts import codex
 
-    assert frozenset({"Agent", "Task", *codex.DISPATCH_TOOLS}) == hookio.DISPATCH_TOOLS
+    assert frozenset({"Agent", "Task", *codex.DISPATCH_TOOLS}) == claude_code.DISPATCH_TOOLS
 
 
 BOUNDARIES = [
