@@ -21,13 +21,9 @@ if TYPE_CHECKING:
 class HookEvent(Value):
     """One hook invocation: the event name, the host's payload, and the project it concerns."""
 
-    __slots__ = ("data", "name", "project")
     name: str
     data: Mapping[str, Any]
     project: Project
-
-    def __init__(self, name: str, data: Mapping[str, Any], project: Project) -> None:
-        self._set(name=name, data=data, project=project)
 
     def text(self, key: str) -> str:
         """The string field `key`, '' when absent or null; HookInputError for another type."""
@@ -46,48 +42,17 @@ class HookEvent(Value):
 class Outcome(Value):
     """What a handler decided; `render_outcome` turns it into the host's stdout."""
 
-    __slots__ = (
-        "after",
-        "context",
-        "decision",
-        "notice",
-        "plain",
-        "reason",
-        "updated_input",
-        "updated_mcp_output",
-    )
-    context: str | None  # for the model (hookSpecificOutput.additionalContext)
-    notice: str | None  # for the user only (systemMessage)
-    plain: str | None  # raw stdout (PreCompact: appended to the summarizer's prompt)
-    decision: str | None  # PreToolUse: "allow" or "deny"; SubagentStop: "block"
-    reason: str | None  # the deny's permissionDecisionReason, or the block's reason
-    updated_input: Mapping[str, Any] | None  # PreToolUse: the tool input to run instead
+    context: str | None = None  # for the model (hookSpecificOutput.additionalContext)
+    notice: str | None = None  # for the user only (systemMessage)
+    plain: str | None = None  # raw stdout (PreCompact: appended to the summarizer's prompt)
+    decision: str | None = None  # PreToolUse: "allow" or "deny"; SubagentStop: "block"
+    reason: str | None = None  # the deny's permissionDecisionReason, or the block's reason
+    updated_input: Mapping[str, Any] | None = None  # PreToolUse: the tool input to run instead
     # Best-effort work that `hookio.run` does once the answer is written, within what is left
     # of the hook's time budget (PreCompact: the session summary, after the rules are out).
-    after: Callable[[], None] | None
-    updated_mcp_output: object  # PostToolUse of an MCP tool: the output the model gets instead
-
-    def __init__(
-        self,
-        context: str | None = None,
-        notice: str | None = None,
-        plain: str | None = None,
-        decision: str | None = None,
-        reason: str | None = None,
-        updated_input: Mapping[str, Any] | None = None,
-        after: Callable[[], None] | None = None,
-        updated_mcp_output: object = None,
-    ) -> None:
-        self._set(
-            context=context,
-            notice=notice,
-            plain=plain,
-            decision=decision,
-            reason=reason,
-            updated_input=updated_input,
-            after=after,
-            updated_mcp_output=updated_mcp_output,
-        )
+    after: Callable[[], None] | None = None
+    # PostToolUse of an MCP tool: the output the model gets instead.
+    updated_mcp_output: object = None
 
 
 Handler = Callable[[HookEvent], Outcome]

@@ -17,7 +17,7 @@ from typing import Any
 from ctxward.core import drift_settings
 from ctxward.core.drift_settings import whole_number
 from ctxward.core.project import Project
-from ctxward.core.values import Value
+from ctxward.core.values import Value, field
 from ctxward.errors import BadInput, digits_problem
 
 CONFIG_FILE = "config.yaml"
@@ -25,45 +25,24 @@ PRESETS = ("pantheon", "peaks")
 
 
 class DispatchConfig(Value):
-    __slots__ = ("capacity_by_agent", "capacity_bytes", "offload")
-    capacity_bytes: int  # seed 004 G9: 256K by default
-    capacity_by_agent: dict[str, int]
-    offload: bool
-
-    def __init__(
-        self,
-        capacity_bytes: int = 262_144,
-        capacity_by_agent: dict[str, int] | None = None,
-        offload: bool = True,
-    ) -> None:
-        self._set(
-            capacity_bytes=capacity_bytes,
-            capacity_by_agent={} if capacity_by_agent is None else capacity_by_agent,
-            offload=offload,
-        )
+    capacity_bytes: int = 262_144  # seed 004 G9: 256K by default
+    capacity_by_agent: dict[str, int] = field(default_factory=dict)
+    offload: bool = True
 
 
 class InjectionConfig(Value):
-    __slots__ = ("limit_chars",)
     # Claude Code cuts hook output strings at 10,000 characters; leave room for the prefix it
     # adds ("SessionStart hook additional context: "): 9,000 by default.
-    limit_chars: int
-
-    def __init__(self, limit_chars: int = 9_000) -> None:
-        self._set(limit_chars=limit_chars)
+    limit_chars: int = 9_000
 
 
 REPORT_ENFORCE = ("block", "offload", "off")
 
 
 class ReportsConfig(Value):
-    __slots__ = ("enforce",)
     # G0: a sub-agent report over 40 lines / 2 KB is saved as an artifact; `block` also sends
     # the sub-agent back to summarise it, `offload` only saves it, `off` does nothing.
-    enforce: str
-
-    def __init__(self, enforce: str = "block") -> None:
-        self._set(enforce=enforce)
+    enforce: str = "block"
 
 
 class ScoringConfig(Value):
@@ -74,101 +53,40 @@ class ScoringConfig(Value):
     relevance: {from_agent: {to_agent: 0.0..1.0}} merged over the seed's table.
     """
 
-    __slots__ = ("ignore", "keywords", "relevance")
-    keywords: tuple[dict[str, Any], ...]
-    ignore: tuple[str, ...]
-    relevance: dict[str, dict[str, float]]
-
-    def __init__(
-        self,
-        keywords: tuple[dict[str, Any], ...] = (),
-        ignore: tuple[str, ...] = (),
-        relevance: dict[str, dict[str, float]] | None = None,
-    ) -> None:
-        self._set(
-            keywords=keywords, ignore=ignore, relevance={} if relevance is None else relevance
-        )
+    keywords: tuple[dict[str, Any], ...] = ()
+    ignore: tuple[str, ...] = ()
+    relevance: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 class BankConfig(Value):
     """The L2 memory bank (seed 000 §6, §18): the `## Completed Phases` budget, in lines; and
     whether a sub-agent dispatch is given the previous phase's context (§8, §15)."""
 
-    __slots__ = ("inject_context", "phases", "total_budget")
-    total_budget: int  # TOTAL_BUDGET
-    phases: int  # estimated phases of a feature when `bank promote --phases` is not given
-    inject_context: bool  # PreToolUse adds the ZZ block to a dispatch prompt (bank.inject)
-
-    def __init__(
-        self, total_budget: int = 100, phases: int = 8, inject_context: bool = True
-    ) -> None:
-        self._set(total_budget=total_budget, phases=phases, inject_context=inject_context)
+    total_budget: int = 100  # TOTAL_BUDGET
+    phases: int = 8  # estimated phases of a feature when `bank promote --phases` is not given
+    inject_context: bool = True  # PreToolUse adds the ZZ block to a dispatch prompt (bank.inject)
 
 
 class DebateConfig(Value):
     """Consensus debates (seed 002): where every verdict is filed, relative to the project."""
 
-    __slots__ = ("wiki_dir",)
-    wiki_dir: str
-
-    def __init__(self, wiki_dir: str = "docs/wiki/consensus") -> None:
-        self._set(wiki_dir=wiki_dir)
-
-
-_default_drift = (
-    drift_settings.default_limits
-)  # Config.__init__'s parameter `drift` hides the module
+    wiki_dir: str = "docs/wiki/consensus"
 
 
 class Config(Value):
     """The settings in force; a sub-config left out gets its defaults (fresh dicts each time)."""
 
-    __slots__ = (
-        "bank",
-        "debate",
-        "dispatch",
-        "drift",
-        "injection",
-        "preset",
-        "reports",
-        "scoring",
-        "source",
-    )
     # as_dict() (`config show`) lists the fields in this order.
-    preset: str | None
-    dispatch: DispatchConfig
-    injection: InjectionConfig
-    reports: ReportsConfig
-    scoring: ScoringConfig
-    bank: BankConfig
-    debate: DebateConfig
+    preset: str | None = None
+    dispatch: DispatchConfig = field(default_factory=DispatchConfig)
+    injection: InjectionConfig = field(default_factory=InjectionConfig)
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    bank: BankConfig = field(default_factory=BankConfig)
+    debate: DebateConfig = field(default_factory=DebateConfig)
     # Drift detection (seed 002): thresholds per signature (drift_settings.parse_limits).
-    drift: dict[str, Any]
-    source: str | None  # the file it was read from, if any
-
-    def __init__(
-        self,
-        preset: str | None = None,
-        dispatch: DispatchConfig | None = None,
-        injection: InjectionConfig | None = None,
-        reports: ReportsConfig | None = None,
-        scoring: ScoringConfig | None = None,
-        bank: BankConfig | None = None,
-        drift: dict[str, Any] | None = None,
-        source: str | None = None,
-        debate: DebateConfig | None = None,
-    ) -> None:
-        self._set(
-            preset=preset,
-            dispatch=DispatchConfig() if dispatch is None else dispatch,
-            injection=InjectionConfig() if injection is None else injection,
-            reports=ReportsConfig() if reports is None else reports,
-            scoring=ScoringConfig() if scoring is None else scoring,
-            bank=BankConfig() if bank is None else bank,
-            debate=DebateConfig() if debate is None else debate,
-            drift=_default_drift() if drift is None else drift,
-            source=source,
-        )
+    drift: dict[str, Any] = field(default_factory=drift_settings.default_limits)
+    source: str | None = None  # the file it was read from, if any
 
 
 def _mapping(value: object, where: str, allowed: set[str]) -> dict[str, Any]:

@@ -20,14 +20,10 @@ class Offloaded(Value):
     interpreter, where creating a dataclass costs ~0.6 ms.
     """
 
-    __slots__ = ("path", "sha256", "size", "text")
     path: Path
     sha256: str
     size: int
     text: str  # the stored text: the input, scrubbed
-
-    def __init__(self, path: Path, sha256: str, size: int, text: str) -> None:
-        self._set(path=path, sha256=sha256, size=size, text=text)
 
 
 def offload(project: Project, text: str, ext: str = "md") -> Offloaded:

@@ -61,12 +61,8 @@ class Project(Value):
     CLI's writing commands refuse it (`commands.project_of`).
     """
 
-    __slots__ = ("anchored", "root")
     root: Path
-    anchored: bool
-
-    def __init__(self, root: Path, anchored: bool = True) -> None:
-        self._set(root=root, anchored=anchored)
+    anchored: bool = True
 
     @property
     def plans_dir(self) -> Path:

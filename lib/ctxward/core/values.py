@@ -9,27 +9,96 @@ worth it where a hook pays it on every run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 _V = TypeVar("_V", bound="Value")
+_T = TypeVar("_T")
+
+# `typing_extensions.dataclass_transform` for the type checker only: at run time the decorator
+# does nothing, and the standard library's own (3.11+) would cost this module nothing more than
+# a no-op, so neither is imported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**_: object) -> Callable[[_T], _T]:
+        return lambda cls: cls
 
 
-class Value:
+class _Factory:
+    """A default made afresh for each value (what `field(default_factory=...)` gives)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self.make = make
+
+
+def field(*, default_factory: Callable[[], _T]) -> _T:
+    """A default made afresh for each value: `bank: BankConfig = field(default_factory=BankConfig)`.
+
+    Returns a marker the metaclass reads, typed as what it makes (as `dataclasses.field` is).
+    """
+    return cast("_T", _Factory(default_factory))
+
+
+_MISSING = object()
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+class _ValueType(type):
+    """Makes a `Value` subclass's fields from its annotations: slots, defaults, `__init__`.
+
+    The fields are the annotated names, in the order annotated; a class-level assignment is the
+    field's default (moved out of the class, since a slot and a class attribute of one name
+    cannot coexist). `__init__` takes them positionally in that order or by name, as a frozen
+    dataclass's would; the repr lists them sorted, as the slots are.
+    """
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> _ValueType:
+        names = tuple(n for n in namespace.get("__annotations__", {}) if not n.startswith("_"))
+        namespace["__slots__"] = tuple(sorted(names))
+        namespace["_fields_annotated"] = names
+        namespace["_defaults"] = {n: namespace.pop(n) for n in names if n in namespace}
+        return super().__new__(mcs, name, bases, namespace)
+
+
+class Value(metaclass=_ValueType):
     """A frozen record with slots: what `@dataclass(frozen=True, slots=True)` gives, by hand.
 
     Every hook is a fresh interpreter, and `@dataclass` generates and compiles its methods when
     the class is created: ~0.6 ms a class, paid on every run (bench/hook_latency.py). A subclass
-    (a leaf: no further subclassing) lists its fields in `__slots__` (sorted, as ruff wants; the
-    repr follows that order), annotates them, and sets them in `__init__` through `_set`. Equal
-    when of the same class with equal fields; hashable when the fields are; assigning or
-    deleting a field afterwards raises AttributeError. `replace` and `as_dict` stand in for
-    `dataclasses.replace` and `dataclasses.asdict`.
+    (a leaf: no further subclassing) annotates its fields, with defaults as class-level values
+    (`field(default_factory=...)` for one made afresh each time), and gets slots and `__init__`
+    from them. Equal when of the same class with equal fields; hashable when the fields are;
+    assigning or deleting a field afterwards raises AttributeError. `replace` and `as_dict`
+    stand in for `dataclasses.replace` and `dataclasses.asdict`.
     """
 
-    __slots__: tuple[str, ...] = ()
+    __slots__: ClassVar[tuple[str, ...]] = ()
+    _fields_annotated: ClassVar[tuple[str, ...]] = ()
+    _defaults: ClassVar[dict[str, object]] = {}
 
-    def _set(self, **fields: object) -> None:
-        for name, value in fields.items():
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        names = self._fields_annotated
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes {len(names)} fields, not {len(args)}")
+        given = dict(
+            zip(names, args, strict=False)
+        )  # fewer args than fields: the rest by name or default
+        for name, value in kwargs.items():
+            if name not in names or name in given:
+                raise TypeError(f"{type(self).__name__}: unexpected or repeated field {name!r}")
+            given[name] = value
+        for name in names:
+            value = given.get(name, _MISSING)
+            if value is _MISSING:
+                value = self._defaults.get(name, _MISSING)
+                if value is _MISSING:
+                    raise TypeError(f"{type(self).__name__}: missing field {name!r}")
+                if isinstance(value, _Factory):
+                    value = value.make()
             object.__setattr__(self, name, value)
 
     def _fields(self) -> tuple[object, ...]:
@@ -55,26 +124,20 @@ class Value:
         return f"{type(self).__name__}({fields})"
 
     def replace(self: _V, **changes: object) -> _V:
-        """A copy with `changes` made: what `dataclasses.replace` gives.
-
-        The fields go back through `__init__` by name, so a subclass's `__init__` takes each
-        field as a keyword of the same name; an unknown name is a TypeError.
-        """
+        """A copy with `changes` made: what `dataclasses.replace` gives (an unknown name is a
+        TypeError)."""
         fields = {name: getattr(self, name) for name in self.__slots__}
         fields.update(changes)
         make: Callable[..., _V] = type(self)
         return make(**fields)
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields by name, as `dataclasses.asdict` gives them.
+        """The fields by name, in the order annotated, as `dataclasses.asdict` gives them.
 
-        The keys follow the order the class annotates its fields in (a dataclass's field order;
-        the JSON shows it), not the sorted `__slots__`. Nested Values become dicts; dicts, lists
-        and tuples are copied, their items converted likewise; other values are kept as they are.
+        Nested Values become dicts; dicts, lists and tuples are copied, their items converted
+        likewise; other values are kept as they are.
         """
-        order = list(type(self).__annotations__)
-        names = sorted(self.__slots__, key=order.index)  # ValueError for an unannotated field
-        return {name: _plain(getattr(self, name)) for name in names}
+        return {name: _plain(getattr(self, name)) for name in self._fields_annotated}
 
 
 def _plain(value: object) -> Any:

@@ -45,18 +45,10 @@ class Unmeasurable(CtxwardError):
 class Measurement(Value):
     """What a sub-agent call would send: its prompt and the bytes of every text in its input."""
 
-    __slots__ = ("agent_type", "other_bytes", "prompt", "prompt_bytes")
     prompt: str
     prompt_bytes: int
     other_bytes: int  # description and every other string in the tool input
     agent_type: str | None
-
-    def __init__(
-        self, prompt: str, prompt_bytes: int, other_bytes: int, agent_type: str | None
-    ) -> None:
-        self._set(
-            prompt=prompt, prompt_bytes=prompt_bytes, other_bytes=other_bytes, agent_type=agent_type
-        )
 
     @property
     def size(self) -> int:
@@ -103,37 +95,14 @@ def capacity_for(capacity: int, by_agent: Mapping[str, int], agent_type: str | N
 class Decision(Value):
     """The table applied to one size at one capacity."""
 
-    __slots__ = ("allowed", "capacity", "code", "forced", "forced_at", "size", "tier", "warnings")
     tier: Tier
     size: int
     capacity: int
     allowed: bool
     code: str | None  # PROMPT_TOO_LARGE / PROMPT_EMERGENCY when rejected
     warnings: tuple[str, ...]
-    forced: bool
-    forced_at: str | None  # ISO-8601 UTC, set when --force let a hard-reject through
-
-    def __init__(
-        self,
-        tier: Tier,
-        size: int,
-        capacity: int,
-        allowed: bool,
-        code: str | None,
-        warnings: tuple[str, ...],
-        forced: bool = False,
-        forced_at: str | None = None,
-    ) -> None:
-        self._set(
-            tier=tier,
-            size=size,
-            capacity=capacity,
-            allowed=allowed,
-            code=code,
-            warnings=warnings,
-            forced=forced,
-            forced_at=forced_at,
-        )
+    forced: bool = False
+    forced_at: str | None = None  # ISO-8601 UTC, set when --force let a hard-reject through
 
     @property
     def threshold(self) -> int:
@@ -210,14 +179,10 @@ def decide(
 class Block(Value):
     """A run of lines of the prompt: lines[start:end] of prompt.split("\\n")."""
 
-    __slots__ = ("end", "kind", "start", "text")
     start: int
     end: int
     kind: str  # "fenced" (a fenced code block, fences included) or "pasted" (a paragraph)
     text: str
-
-    def __init__(self, start: int, end: int, kind: str, text: str) -> None:
-        self._set(start=start, end=end, kind=kind, text=text)
 
     @property
     def size(self) -> int:
@@ -246,12 +211,8 @@ def headline(text: str, kind: str) -> str:
 class OffloadPlan(Value):
     """Which blocks of a prompt C9 moves to files, and what stays inline."""
 
-    __slots__ = ("kept", "movable")
     movable: tuple[Block, ...]  # larger than the G0 line
     kept: tuple[Block, ...]  # blocks at or under it (instructions, short snippets)
-
-    def __init__(self, movable: tuple[Block, ...], kept: tuple[Block, ...]) -> None:
-        self._set(movable=movable, kept=kept)
 
     @property
     def movable_bytes(self) -> int:

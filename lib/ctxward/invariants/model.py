@@ -49,44 +49,21 @@ SKILL_SEARCH_PATHS = (
 
 
 class Skill(Value):
-    __slots__ = ("name", "path", "priority", "rules")
     name: str
     rules: tuple[str, ...]
     path: Path
-    priority: int  # front matter `priority:`; a higher one gets the room first (rulesets)
-
-    def __init__(self, name: str, rules: tuple[str, ...], path: Path, priority: int = 0) -> None:
-        self._set(name=name, rules=rules, path=path, priority=priority)
+    priority: int = 0  # front matter `priority:`; a higher one gets the room first (rulesets)
 
 
 class Section(Value):
     """One skill's block in a plan's invariants.md (or its distilled payload)."""
 
-    __slots__ = ("activated", "branch", "full_rules", "priority", "rules", "skill")
     skill: str
     rules: tuple[str, ...]
-    full_rules: str
-    activated: str
-    branch: str
-    priority: str  # the skill's `priority:` as the plan records it ('' = 0)
-
-    def __init__(
-        self,
-        skill: str,
-        rules: tuple[str, ...],
-        full_rules: str = "",
-        activated: str = "",
-        branch: str = "",
-        priority: str = "",
-    ) -> None:
-        self._set(
-            skill=skill,
-            rules=rules,
-            full_rules=full_rules,
-            activated=activated,
-            branch=branch,
-            priority=priority,
-        )
+    full_rules: str = ""
+    activated: str = ""
+    branch: str = ""
+    priority: str = ""  # the skill's `priority:` as the plan records it ('' = 0)
 
     @property
     def rank(self) -> int:
@@ -98,16 +75,10 @@ class Section(Value):
 
 
 class Plan(Value):
-    __slots__ = ("folder", "sections", "slug", "source_sha256")
     slug: str
     folder: Path
     sections: tuple[Section, ...]
     source_sha256: str
-
-    def __init__(
-        self, slug: str, folder: Path, sections: tuple[Section, ...], source_sha256: str
-    ) -> None:
-        self._set(slug=slug, folder=folder, sections=sections, source_sha256=source_sha256)
 
     @property
     def invariants_path(self) -> Path:
@@ -144,13 +115,9 @@ class Plan(Value):
 
 
 class RuleRef(Value):
-    __slots__ = ("rule", "skill", "slug")
     slug: str
     skill: str
     rule: str
-
-    def __init__(self, slug: str, skill: str, rule: str) -> None:
-        self._set(slug=slug, skill=skill, rule=rule)
 
     @property
     def fingerprint(self) -> str:
@@ -163,17 +130,11 @@ class RuleRef(Value):
 class Activation(Value):
     """What `activate` wrote; `trusted`: whether the plan's new content is trusted here."""
 
-    __slots__ = ("branch", "path", "replaced", "skill", "trusted")
     path: Path
     skill: Skill
     replaced: bool
     branch: str
     trusted: bool
-
-    def __init__(
-        self, path: Path, skill: Skill, replaced: bool, branch: str, trusted: bool
-    ) -> None:
-        self._set(path=path, skill=skill, replaced=replaced, branch=branch, trusted=trusted)
 
 
 def validate_slug(slug: str) -> str:

@@ -28,17 +28,6 @@ from ctxward.invariants.trust import revoke, trusted_split
 
 
 class PlanSummary(Value):
-    __slots__ = (
-        "branches",
-        "fingerprint",
-        "path",
-        "payload",
-        "rule_fingerprints",
-        "rules",
-        "skills",
-        "slug",
-        "trusted",
-    )
     slug: str
     skills: list[str]
     rules: int
@@ -50,30 +39,6 @@ class PlanSummary(Value):
         str  # of its set of rules (ctxward.core.fingerprint.of_rules): cosmetic edits keep it
     )
     rule_fingerprints: list[str]  # each rule's, short, in order
-
-    def __init__(
-        self,
-        slug: str,
-        skills: list[str],
-        rules: int,
-        branches: list[str],
-        payload: str,
-        path: str,
-        trusted: bool,
-        fingerprint: str,
-        rule_fingerprints: list[str],
-    ) -> None:
-        self._set(
-            slug=slug,
-            skills=skills,
-            rules=rules,
-            branches=branches,
-            payload=payload,
-            path=path,
-            trusted=trusted,
-            fingerprint=fingerprint,
-            rule_fingerprints=rule_fingerprints,
-        )
 
 
 def summarize(project: Project, plans: list[Plan]) -> list[PlanSummary]:
@@ -146,20 +111,10 @@ class Scope(Value):
     branch, a branch derived from one of theirs, or a branch that cannot be told), `elsewhere`
     (other branches that still exist), `gone` (every branch they name is known to be gone)."""
 
-    __slots__ = ("applies", "branch", "elsewhere", "gone")
     applies: tuple[Plan, ...]
-    elsewhere: tuple[Plan, ...]
-    gone: tuple[Plan, ...]
-    branch: str | None  # checked out now; None: detached, or no git here
-
-    def __init__(
-        self,
-        applies: tuple[Plan, ...],
-        elsewhere: tuple[Plan, ...] = (),
-        gone: tuple[Plan, ...] = (),
-        branch: str | None = None,
-    ) -> None:
-        self._set(applies=applies, elsewhere=elsewhere, gone=gone, branch=branch)
+    elsewhere: tuple[Plan, ...] = ()
+    gone: tuple[Plan, ...] = ()
+    branch: str | None = None  # checked out now; None: detached, or no git here
 
 
 def plan_branches(plan: Plan) -> frozenset[str]:

@@ -181,27 +181,19 @@ def untrusted_notice(plans: Sequence[Plan]) -> str:
 class TrustResult(Value):
     """One plan `ctxward trust` looked at: trusted now, or already before."""
 
-    __slots__ = ("already", "path", "rules", "sha256", "slug")
     slug: str
     rules: int
     path: str
     sha256: str
     already: bool
 
-    def __init__(self, slug: str, rules: int, path: str, sha256: str, already: bool) -> None:
-        self._set(slug=slug, rules=rules, path=path, sha256=sha256, already=already)
-
 
 class RevokeResult(Value):
     """One plan `ctxward trust --revoke` looked at: how many trust records it removed."""
 
-    __slots__ = ("path", "removed", "slug")
     slug: str
     path: str
     removed: int
-
-    def __init__(self, slug: str, path: str, removed: int) -> None:
-        self._set(slug=slug, path=path, removed=removed)
 
 
 def trust_plans(

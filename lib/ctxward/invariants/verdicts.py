@@ -78,13 +78,9 @@ _LOOK_BACK = 400  # characters before a quote searched for its sentence's start
 
 
 class Verdict(Value):
-    __slots__ = ("ref", "verdict", "why")
     ref: RuleRef
     verdict: str  # kept | altered | lost
     why: str
-
-    def __init__(self, ref: RuleRef, verdict: str, why: str) -> None:
-        self._set(ref=ref, verdict=verdict, why=why)
 
 
 class _Text:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxward.core.text import estimate_tokens
-from ctxward.core.values import Value
+from ctxward.core.values import Value, field
 from ctxward.sessions.extract import Extraction
 from ctxward.sessions.patterns import CRITICAL, MAX_TOKENS, budget_for
 
@@ -15,74 +15,22 @@ from ctxward.sessions.patterns import CRITICAL, MAX_TOKENS, budget_for
 class Summary(Value):
     """The seed's summary after the budget; `dropped` keeps what the budget cut."""
 
-    __slots__ = (
-        "action_items",
-        "compressed_tokens",
-        "decisions",
-        "dropped",
-        "duration",
-        "errors_and_fixes",
-        "level",
-        "overflow",
-        "pattern",
-        "patterns",
-        "preferences",
-        "session_id",
-        "skill_updates",
-        "stack",
-        "token_count",
-    )
     session_id: str
     duration: str
     token_count: int
-    decisions: tuple[str, ...]
-    errors_and_fixes: tuple[str, ...]
-    action_items: tuple[str, ...]
-    level: str
-    preferences: tuple[str, ...]
-    pattern: str
-    stack: tuple[str, ...]
-    skill_updates: tuple[str, ...]
-    patterns: tuple[str, ...]
-    compressed_tokens: int
-    dropped: Mapping[str, tuple[str, ...]]
-    overflow: Mapping[str, tuple[str, ...]]  # critical items kept in the file, not the block
-
-    def __init__(
-        self,
-        session_id: str,
-        duration: str,
-        token_count: int,
-        decisions: tuple[str, ...] = (),
-        errors_and_fixes: tuple[str, ...] = (),
-        action_items: tuple[str, ...] = (),
-        level: str = "",
-        preferences: tuple[str, ...] = (),
-        pattern: str = "",
-        stack: tuple[str, ...] = (),
-        skill_updates: tuple[str, ...] = (),
-        patterns: tuple[str, ...] = (),
-        compressed_tokens: int = 0,
-        dropped: Mapping[str, tuple[str, ...]] | None = None,
-        overflow: Mapping[str, tuple[str, ...]] | None = None,
-    ) -> None:
-        self._set(
-            session_id=session_id,
-            duration=duration,
-            token_count=token_count,
-            decisions=decisions,
-            errors_and_fixes=errors_and_fixes,
-            action_items=action_items,
-            level=level,
-            preferences=preferences,
-            pattern=pattern,
-            stack=stack,
-            skill_updates=skill_updates,
-            patterns=patterns,
-            compressed_tokens=compressed_tokens,
-            dropped={} if dropped is None else dropped,
-            overflow={} if overflow is None else overflow,
-        )
+    decisions: tuple[str, ...] = ()
+    errors_and_fixes: tuple[str, ...] = ()
+    action_items: tuple[str, ...] = ()
+    level: str = ""
+    preferences: tuple[str, ...] = ()
+    pattern: str = ""
+    stack: tuple[str, ...] = ()
+    skill_updates: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    compressed_tokens: int = 0
+    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Critical items kept in the file, not the block.
+    overflow: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def tokens_saved(self) -> int:

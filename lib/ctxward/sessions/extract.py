@@ -138,24 +138,6 @@ class _Category:
 class Extraction(Value):
     """Everything found in a transcript, before the budget."""
 
-    __slots__ = (
-        "action_items",
-        "assistant_messages",
-        "decisions",
-        "ended",
-        "errors_and_fixes",
-        "level",
-        "pattern",
-        "patterns",
-        "preferences",
-        "redactions",
-        "session_id",
-        "skill_updates",
-        "stack",
-        "started",
-        "token_count",
-        "user_messages",
-    )
     session_id: str
     started: str
     ended: str
@@ -172,44 +154,6 @@ class Extraction(Value):
     skill_updates: tuple[str, ...]
     patterns: tuple[str, ...]
     redactions: int
-
-    def __init__(
-        self,
-        session_id: str,
-        started: str,
-        ended: str,
-        token_count: int,
-        user_messages: int,
-        assistant_messages: int,
-        decisions: tuple[str, ...],
-        errors_and_fixes: tuple[str, ...],
-        action_items: tuple[str, ...],
-        level: str,
-        preferences: tuple[str, ...],
-        pattern: str,
-        stack: tuple[str, ...],
-        skill_updates: tuple[str, ...],
-        patterns: tuple[str, ...],
-        redactions: int,
-    ) -> None:
-        self._set(
-            session_id=session_id,
-            started=started,
-            ended=ended,
-            token_count=token_count,
-            user_messages=user_messages,
-            assistant_messages=assistant_messages,
-            decisions=decisions,
-            errors_and_fixes=errors_and_fixes,
-            action_items=action_items,
-            level=level,
-            preferences=preferences,
-            pattern=pattern,
-            stack=stack,
-            skill_updates=skill_updates,
-            patterns=patterns,
-            redactions=redactions,
-        )
 
     @property
     def duration(self) -> str:

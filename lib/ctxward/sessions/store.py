@@ -15,13 +15,9 @@ from ctxward.sessions.patterns import CRITICAL
 
 
 class Written(Value):
-    __slots__ = ("changed", "path", "summary")
     path: Path
     summary: Summary
     changed: bool
-
-    def __init__(self, path: Path, summary: Summary, changed: bool) -> None:
-        self._set(path=path, summary=summary, changed=changed)
 
 
 def render_file(summary: Summary, transcript: Path | None = None) -> str:
