@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
@@ -12,59 +13,86 @@ from ctxward.commands import Group, echo_json, echo_result, json_option, project
 from ctxward.commands.scrub import read_source
 from ctxward.core.project import Project
 from ctxward.core.render import render
+from ctxward.core.values import Value
 from ctxward.errors import EXIT_ERROR, BadInput
 
-F = TypeVar("F", bound=Callable[..., Any])
+Command = Callable[..., Any]
 
 
-def _pair_options(function: F) -> F:
-    for option in reversed(
-        [
-            click.option(
-                "--from",
-                "sender",
-                metavar="AGENT",
-                help="Sending agent (default: the entry's agent).",
-            ),
-            click.option(
-                "--to",
-                "receiver",
-                metavar="AGENT",
-                help="Next agent (default: the entry's `to`, else unknown: relevance 0.5).",
-            ),
-            click.option(
-                "--blocker", is_flag=True, help="Count the entry as having or lifting a blocker."
-            ),
-        ]
-    ):
+class Pair(Value):
+    """--from, --to and --blocker: who sends the entry, who gets it next, and whether it has or
+    lifts a blocker (the keywords the compression engine takes, as `as_dict()`)."""
+
+    sender: str | None
+    receiver: str | None
+    blocker: bool
+
+
+class Source(Value):
+    """--text or --file: where the entry comes from (stdin when neither), read when asked."""
+
+    text: str | None
+    file_: str | None
+
+    def read(self) -> tuple[str, str]:
+        """(label, text) from --text, --file or stdin."""
+        if self.text is not None and self.file_ is not None:
+            raise BadInput("give --text or --file, not both")
+        if self.text is not None:
+            return "text", self.text
+        if self.file_ is not None:
+            return ("stdin" if self.file_ == "-" else self.file_), read_source(self.file_)
+        if sys.stdin.isatty():
+            raise BadInput("no input: give --text, --file, or pipe the entry on stdin")
+        return "stdin", read_source("-")
+
+
+def _pair_options(command: Command) -> Command:
+    """--from, --to and --blocker, handed to `command` as one `pair: Pair`."""
+
+    @functools.wraps(command)
+    def with_pair(
+        *args: Any, sender: str | None, receiver: str | None, blocker: bool, **rest: Any
+    ) -> Any:
+        return command(*args, pair=Pair(sender, receiver, blocker), **rest)
+
+    options = [
+        click.option(
+            "--from", "sender", metavar="AGENT", help="Sending agent (default: the entry's agent)."
+        ),
+        click.option(
+            "--to",
+            "receiver",
+            metavar="AGENT",
+            help="Next agent (default: the entry's `to`, else unknown: relevance 0.5).",
+        ),
+        click.option(
+            "--blocker", is_flag=True, help="Count the entry as having or lifting a blocker."
+        ),
+    ]
+    return _decorated(with_pair, options)
+
+
+def _input_options(command: Command) -> Command:
+    """--text and --file as one `source: Source`, then the pair options."""
+
+    @functools.wraps(command)
+    def with_source(*args: Any, text: str | None, file_: str | None, **rest: Any) -> Any:
+        return command(*args, source=Source(text, file_), **rest)
+
+    options = [
+        click.option("--text", help="The entry or text to compress."),
+        click.option(
+            "--file", "file_", metavar="FILE", help="Read the entry from FILE ('-' for stdin)."
+        ),
+    ]
+    return _pair_options(_decorated(with_source, options))
+
+
+def _decorated(function: Command, options: Sequence[Callable[[Command], Command]]) -> Command:
+    for option in reversed(options):
         function = option(function)
     return function
-
-
-def _input_options(function: F) -> F:
-    for option in reversed(
-        [
-            click.option("--text", help="The entry or text to compress."),
-            click.option(
-                "--file", "file_", metavar="FILE", help="Read the entry from FILE ('-' for stdin)."
-            ),
-        ]
-    ):
-        function = option(function)
-    return _pair_options(function)
-
-
-def _read_input(text: str | None, file_: str | None) -> tuple[str, str]:
-    """(label, text) from --text, --file or stdin."""
-    if text is not None and file_ is not None:
-        raise BadInput("give --text or --file, not both")
-    if text is not None:
-        return "text", text
-    if file_ is not None:
-        return ("stdin" if file_ == "-" else file_), read_source(file_)
-    if sys.stdin.isatty():
-        raise BadInput("no input: give --text, --file, or pipe the entry on stdin")
-    return "stdin", read_source("-")
 
 
 def _tables(project: Project) -> Any:
@@ -117,14 +145,7 @@ def inline() -> None:
 @inline.command("score")
 @_input_options
 @click.pass_context
-def score_command(
-    ctx: click.Context,
-    text: str | None,
-    file_: str | None,
-    sender: str | None,
-    receiver: str | None,
-    blocker: bool,
-) -> None:
+def score_command(ctx: click.Context, source: Source, pair: Pair) -> None:
     """Print the priority score as JSON: dimensions, score, band, keywords.
 
     \b
@@ -133,14 +154,8 @@ def score_command(
     """
     from ctxward.compress.engine import score_text
 
-    _, content = _read_input(text, file_)
-    scored = score_text(
-        content,
-        _tables(project_of(ctx, anywhere=True)),
-        sender=sender,
-        receiver=receiver,
-        blocker=blocker,
-    )
+    _, content = source.read()
+    scored = score_text(content, _tables(project_of(ctx, anywhere=True)), **pair.as_dict())
     if not scored:
         raise BadInput("the input is empty")
     items = [score.as_dict() for _, score in scored]
@@ -151,15 +166,7 @@ def score_command(
 @_input_options
 @json_option
 @click.pass_context
-def compress_command(
-    ctx: click.Context,
-    text: str | None,
-    file_: str | None,
-    sender: str | None,
-    receiver: str | None,
-    blocker: bool,
-    as_json: bool,
-) -> None:
+def compress_command(ctx: click.Context, source: Source, pair: Pair, as_json: bool) -> None:
     """Scrub, score and compress with the band's template; the source is left untouched.
 
     The full scrubbed original is kept in .ctxward/offload/<sha256>.md. Entries the safety
@@ -173,16 +180,8 @@ def compress_command(
     from ctxward.compress.engine import compress_text
 
     project = project_of(ctx)
-    label, content = _read_input(text, file_)
-    run = compress_text(
-        content,
-        _tables(project),
-        project=project,
-        sender=sender,
-        receiver=receiver,
-        blocker=blocker,
-        label=label,
-    )
+    label, content = source.read()
+    run = compress_text(content, _tables(project), project=project, label=label, **pair.as_dict())
     if not run.results:
         raise BadInput("the input is empty")
     _echo_runs([run], as_json, with_stats=False)
@@ -192,15 +191,7 @@ def compress_command(
 @_input_options
 @json_option
 @click.pass_context
-def stats_command(
-    ctx: click.Context,
-    text: str | None,
-    file_: str | None,
-    sender: str | None,
-    receiver: str | None,
-    blocker: bool,
-    as_json: bool,
-) -> None:
+def stats_command(ctx: click.Context, source: Source, pair: Pair, as_json: bool) -> None:
     """Print bytes and estimated tokens (bytes/4) before and after, the ratio, entries per band.
 
     Nothing is written.
@@ -211,14 +202,9 @@ def stats_command(
     """
     from ctxward.compress.engine import compress_text, stats
 
-    label, content = _read_input(text, file_)
+    label, content = source.read()
     run = compress_text(
-        content,
-        _tables(project_of(ctx, anywhere=True)),
-        sender=sender,
-        receiver=receiver,
-        blocker=blocker,
-        label=label,
+        content, _tables(project_of(ctx, anywhere=True)), label=label, **pair.as_dict()
     )
     summary = stats([run])
     echo_result(as_json, summary, "compress/cli_stats.txt.j2", stats=summary)
@@ -232,9 +218,7 @@ def stats_command(
 def batch_command(
     ctx: click.Context,
     files: tuple[str, ...],
-    sender: str | None,
-    receiver: str | None,
-    blocker: bool,
+    pair: Pair,
     as_json: bool,
 ) -> None:
     """Compress many entries or files in one run, each entry scored on its own.
@@ -251,12 +235,7 @@ def batch_command(
     project = project_of(ctx)
     tables = _tables(project)
     sources = [(name, read_source(name)) for name in files]
-    options: dict[str, Any] = {
-        "project": project,
-        "sender": sender,
-        "receiver": receiver,
-        "blocker": blocker,
-    }
+    options: dict[str, Any] = {"project": project, **pair.as_dict()}
     if sys.stderr.isatty() and not as_json:
         with click.progressbar(length=len(sources), label="compressing", file=sys.stderr) as bar:
             runs = compress_many(sources, tables, progress=lambda _: bar.update(1), **options)

@@ -15,7 +15,7 @@ from ctxward.errors import BadInput
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
     from typing import Any
 
 SIGNATURES = (
@@ -80,17 +80,7 @@ def context_defaults() -> dict[str, Any]:
 def parse_context(value: object, where: str) -> dict[str, Any]:
     """Validate config.yaml's `context:` section over the defaults; BadInput names the key."""
     settings = context_defaults()
-    if value is None:
-        return settings
-    if not isinstance(value, dict):
-        raise BadInput(f"{where}: expected a mapping, got {type(value).__name__}")
-    for name, raw in value.items():
-        if name not in settings:
-            raise BadInput(f"{where}: unknown key {name!r} (known: {', '.join(settings)})")
-        if raw is None:
-            continue
-        if not isinstance(raw, dict):
-            raise BadInput(f"{where}.{name}: expected a mapping, got {type(raw).__name__}")
+    for name, raw in _sections(value, where, tuple(settings)):
         section = settings[name]
         for key, setting in raw.items():
             at = f"{where}.{name}.{key}"
@@ -135,21 +125,10 @@ def default_limits() -> dict[str, Any]:
 def parse_limits(value: object, where: str) -> dict[str, Any]:
     """Validate config.yaml's `drift:` section over the defaults; BadInput names the key."""
     limits = default_limits()
-    if value is None:
-        return limits
-    if not isinstance(value, dict):
-        raise BadInput(f"{where}: expected a mapping, got {type(value).__name__}")
-    for key, raw in value.items():
+    for key, raw in _sections(value, where, ("enabled", *SIGNATURES), switch="enabled"):
         if key == "enabled":
             limits["enabled"] = flag(raw, f"{where}.enabled")
             continue
-        if key not in SIGNATURES:
-            known = ", ".join(("enabled", *SIGNATURES))
-            raise BadInput(f"{where}: unknown key {key!r} (known: {known})")
-        if raw is None:
-            continue
-        if not isinstance(raw, dict):
-            raise BadInput(f"{where}.{key}: expected a mapping, got {type(raw).__name__}")
         section = limits[key]
         for name, setting in raw.items():
             at = f"{where}.{key}.{name}"
@@ -168,6 +147,26 @@ def parse_limits(value: object, where: str) -> dict[str, Any]:
                 f"{limits[key]['window']}"
             )
     return limits
+
+
+def _sections(
+    value: object, where: str, known: tuple[str, ...], switch: str = ""
+) -> Iterator[tuple[str, Any]]:
+    """The `name: {key: setting}` entries of a config.yaml section, in order, each name known
+    and each value a mapping (a null one skipped; `switch`'s value is passed as it is)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise BadInput(f"{where}: expected a mapping, got {type(value).__name__}")
+    for name, raw in value.items():
+        if name not in known:
+            raise BadInput(f"{where}: unknown key {name!r} (known: {', '.join(known)})")
+        if name == switch:
+            yield name, raw
+        elif raw is not None:
+            if not isinstance(raw, dict):
+                raise BadInput(f"{where}.{name}: expected a mapping, got {type(raw).__name__}")
+            yield name, raw
 
 
 def flag(value: object, where: str) -> bool:
