@@ -37,6 +37,16 @@ def scope_option(host: str) -> Callable[[F], F]:
     )
 
 
+def _install(
+    ctx: click.Context, host: str, scope: str, dry_run: bool, as_json: bool, **extra: Any
+) -> None:
+    """Wire `host` at `scope` (the user's scope needs no project) and show what changed."""
+    from ctxward.setup.install import install
+
+    project = project_of(ctx, anywhere=scope == "user")
+    _show(ctx, install(host, scope, project, dry_run=dry_run, **extra), as_json)
+
+
 def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
     from ctxward.hosts.settings import label_of
     from ctxward.setup.install import diff
@@ -96,17 +106,8 @@ def install_claude(
         ctxward install claude --dry-run
     """
     from ctxward.hosts.claude_version import detect
-    from ctxward.setup.install import install as run
 
-    version = detect(claude_version)
-    result = run(
-        "claude",
-        scope,
-        project_of(ctx, anywhere=scope == "user"),
-        dry_run=dry_run,
-        claude_version=version,
-    )
-    _show(ctx, result, as_json)
+    _install(ctx, "claude", scope, dry_run, as_json, claude_version=detect(claude_version))
 
 
 @install.command("opencode")
@@ -125,13 +126,7 @@ def install_opencode(ctx: click.Context, scope: str, dry_run: bool, as_json: boo
     Example:
         ctxward install opencode
     """
-    from ctxward.setup.install import install as run
-
-    _show(
-        ctx,
-        run("opencode", scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
-        as_json,
-    )
+    _install(ctx, "opencode", scope, dry_run, as_json)
 
 
 @install.command("codex")
@@ -150,13 +145,7 @@ def install_codex(ctx: click.Context, scope: str, dry_run: bool, as_json: bool) 
     Example:
         ctxward install codex --dry-run
     """
-    from ctxward.setup.install import install as run
-
-    _show(
-        ctx,
-        run("codex", scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
-        as_json,
-    )
+    _install(ctx, "codex", scope, dry_run, as_json)
 
 
 @install.command("gemini")
@@ -175,13 +164,7 @@ def install_gemini(ctx: click.Context, scope: str, dry_run: bool, as_json: bool)
     Example:
         ctxward install gemini --dry-run
     """
-    from ctxward.setup.install import install as run
-
-    _show(
-        ctx,
-        run("gemini", scope, project_of(ctx, anywhere=scope == "user"), dry_run=dry_run),
-        as_json,
-    )
+    _install(ctx, "gemini", scope, dry_run, as_json)
 
 
 @click.group(cls=Group)

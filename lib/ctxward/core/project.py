@@ -90,25 +90,20 @@ class Project(Value):
 
     @property
     def sub_agents_dir(self) -> Path:
-        """G7/G8 state: .ctxward/sub_agents, or .peaks/_sub_agents under `preset: peaks`.
-
-        The preset comes from `config.load`, which reads and parses the file once per run."""
-        from ctxward.core.config import load
-
-        if load(self).preset == "peaks":
-            return self.root / ".peaks" / "_sub_agents"
-        return self.state_dir / "sub_agents"
+        """G7/G8 state: .ctxward/sub_agents, or .peaks/_sub_agents under `preset: peaks`."""
+        return self._by_preset("peaks", Path(".peaks", "_sub_agents"), "sub_agents")
 
     @property
     def bank_dir(self) -> Path:
-        """The L2 memory bank: .ctxward/memory-bank, or .pantheon/memory-bank (preset pantheon).
+        """The L2 memory bank: .ctxward/memory-bank, or .pantheon/memory-bank (preset pantheon)."""
+        return self._by_preset("pantheon", Path(".pantheon", "memory-bank"), "memory-bank")
 
-        The preset comes from `config.load`, which reads and parses the file once per run."""
+    def _by_preset(self, preset: str, there: Path, here: str) -> Path:
+        """root/`there` under `preset`, else .ctxward/`here`. The preset comes from
+        `config.load`, which reads and parses the file once per run."""
         from ctxward.core.config import load
 
-        if load(self).preset == "pantheon":
-            return self.root / ".pantheon" / "memory-bank"
-        return self.state_dir / "memory-bank"
+        return self.root / there if load(self).preset == preset else self.state_dir / here
 
     def relative(self, path: Path) -> str:
         """Return `path` relative to the root when it is inside it, else absolute (POSIX form)."""

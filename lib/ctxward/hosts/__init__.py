@@ -19,8 +19,8 @@ from ctxward.errors import HookInputError
 # `typing.TYPE_CHECKING` without importing typing: every hook imports this package.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Protocol
+    from collections.abc import Collection, Mapping
+    from typing import Any, Protocol
 
     from ctxward.hooktypes import HookEvent, Outcome
 
@@ -56,3 +56,23 @@ def adapter_for(host: str) -> HostAdapter:
 
         return gemini
     raise HookInputError(f"unknown host {host!r} (known: {', '.join(HOSTS)})")
+
+
+def event_name(payload: Mapping[str, Any], host: str, handled: Collection[str]) -> str:
+    """The payload's `hook_event_name`, one of `handled`; HookInputError naming `host`."""
+    name = payload.get("hook_event_name")
+    if not isinstance(name, str) or not name:
+        raise HookInputError(f"{host} payload has no 'hook_event_name'")
+    if name not in handled:
+        raise HookInputError(
+            f"{host} event {name!r} is not handled by ctxward (handled: {', '.join(handled)})"
+        )
+    return name
+
+
+def optional_text(payload: Mapping[str, Any], key: str, host: str) -> str | None:
+    """The payload's string field `key` (None when absent); HookInputError for another type."""
+    value = payload.get(key)
+    if value is not None and not isinstance(value, str):
+        raise HookInputError(f"{host} payload field {key!r} is not a string")
+    return value

@@ -76,6 +76,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ctxward.errors import HookInputError
+from ctxward.hosts import event_name, optional_text
 
 if TYPE_CHECKING:
     from ctxward.hooktypes import HookEvent, Outcome
@@ -183,18 +184,10 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
     from ctxward.core.project import find_project
     from ctxward.hooktypes import HookEvent
 
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise HookInputError("Codex payload has no 'hook_event_name'")
-    if name not in EVENTS:
-        raise HookInputError(
-            f"Codex event {name!r} is not handled by ctxward (handled: {', '.join(EVENTS)})"
-        )
+    name = event_name(payload, "Codex", EVENTS)
     if expected is not None and name != expected:
         raise HookInputError(f"this hook handles {expected}, but the Codex payload is for {name}")
-    cwd = payload.get("cwd")
-    if cwd is not None and not isinstance(cwd, str):
-        raise HookInputError("Codex payload field 'cwd' is not a string")
+    cwd = optional_text(payload, "cwd", "Codex")
     data = translate(payload)
     if name == POST_COMPACT:
         summary = payload.get("compact_summary")

@@ -63,6 +63,7 @@ from typing import Any
 from ctxward.core.project import find_project
 from ctxward.errors import HookInputError
 from ctxward.hooktypes import HookEvent, Outcome
+from ctxward.hosts import event_name, optional_text
 from ctxward.hosts.claude_code import decode_payload
 
 SESSION_START = "SessionStart"
@@ -148,19 +149,11 @@ def to_event(
     was installed for (`ctxward hook ARG`): UserPromptSubmit for BeforeAgent and BeforeModel,
     even when they become SessionStart(compact). `compressed` False: the payload's bytes do not
     hold COMPRESSION_ACK (a BeforeModel request without a compression, the common case)."""
-    name = payload.get("hook_event_name")
-    if not isinstance(name, str) or not name:
-        raise HookInputError("Gemini CLI payload has no 'hook_event_name'")
-    if name not in EVENTS:
-        raise HookInputError(
-            f"Gemini CLI event {name!r} is not handled by ctxward (handled: {', '.join(EVENTS)})"
-        )
+    name = event_name(payload, "Gemini CLI", EVENTS)
     nominal = EVENTS[name][0]
     if expected is not None and nominal != expected:
         raise HookInputError(f"this hook handles {expected}, but the Gemini payload is {name}")
-    cwd = payload.get("cwd")
-    if cwd is not None and not isinstance(cwd, str):
-        raise HookInputError("Gemini CLI payload field 'cwd' is not a string")
+    cwd = optional_text(payload, "cwd", "Gemini CLI")
     data: dict[str, Any] = {
         key: payload[key] for key in ("session_id", "transcript_path", "cwd") if key in payload
     }

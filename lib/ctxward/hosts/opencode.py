@@ -128,6 +128,7 @@ from typing import Any
 from ctxward.core.project import Project, find_project
 from ctxward.errors import HookInputError
 from ctxward.hooktypes import HookEvent, Outcome
+from ctxward.hosts import optional_text
 from ctxward.hosts.claude_code import decode_payload
 
 PRE_TOOL_USE = "PreToolUse"
@@ -173,9 +174,7 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
         )
     if expected is not None and name != expected:
         raise HookInputError(f"this hook handles {expected}, but the OpenCode {key} is {name}")
-    directory = payload.get("directory")
-    if directory is not None and not isinstance(directory, str):
-        raise HookInputError("OpenCode payload field 'directory' is not a string")
+    directory = optional_text(payload, "directory", "OpenCode")
     if directory and ("\x00" in directory or not Path(directory).is_absolute()):
         raise HookInputError(
             f"OpenCode payload field 'directory' is not an absolute path: {directory!r}"
