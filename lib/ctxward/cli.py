@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
+from ctxward.commands import Group, echo_json, echo_problems, echo_result, json_option, project_of
 from ctxward.core.project import Project, find_project
 from ctxward.core.render import render
 from ctxward.errors import EXIT_BAD_INPUT, EXIT_OS_ERROR, CtxwardError, os_problem
@@ -166,8 +166,7 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
     from ctxward.invariants.plans import readable_summaries
 
     plans, unreadable = readable_summaries(project_of(ctx, anywhere=True))
-    for problem in unreadable:
-        click.echo(render("cli/plan_unreadable.txt.j2", problem=problem), err=True, nl=False)
+    echo_problems("cli/plan_unreadable.txt.j2", unreadable)
     echo_result(
         as_json,
         [summary.as_dict() for summary in plans],

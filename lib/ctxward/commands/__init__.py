@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -72,6 +73,14 @@ def echo_result(as_json: bool, data: Any, template: str, **context: Any) -> None
         from ctxward.core.render import render
 
         click.echo(render(template, **context), nl=False)
+
+
+def echo_problems(template: str, problems: Iterable[str]) -> None:
+    """One warning on stderr for each problem, `template` rendered with `problem`."""
+    from ctxward.core.render import render
+
+    for problem in problems:
+        click.echo(render(template, problem=problem), err=True, nl=False)
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,6 +54,18 @@ def _warn(warnings: Iterable[Any]) -> None:
     for warning in warnings:
         text = render("subagents/warning.txt.j2", code=warning.code, message=warning.message)
         click.echo(text, nl=False, err=True)
+
+
+def _echo_warned(
+    as_json: bool, data: dict[str, Any], warnings: Sequence[Any], template: str, **fields: Any
+) -> None:
+    """`data` as JSON with "ok" and the warnings; or the warnings on stderr, then `template`."""
+    if as_json:
+        warned = [warning.as_dict() for warning in warnings]
+        echo_json({"ok": True, **data, "warnings": warned})
+        return
+    _warn(warnings)
+    click.echo(render(template, **fields), nl=False)
 
 
 @click.group(cls=Group)
@@ -219,30 +231,15 @@ def share(
     project = project_of(ctx)
     text = read_source("-") if value == "-" else value
     shared = share_value(project, _session(session), batch, key, text)
-    if as_json:
-        echo_json(
-            {
-                "ok": True,
-                "batch": shared.batch,
-                "key": shared.key,
-                "bytes": shared.bytes,
-                "writtenAt": shared.written_at,
-                "replaced": shared.replaced,
-                "path": project.relative(shared.path),
-                "warnings": [warning.as_dict() for warning in shared.warnings],
-            }
-        )
-        return
-    _warn(shared.warnings)
-    text = render(
-        "subagents/share.txt.j2",
-        key=shared.key,
-        bytes=shared.bytes,
-        batch=shared.batch,
-        replaced=shared.replaced,
-        path=project.relative(shared.path),
-    )
-    click.echo(text, nl=False)
+    data = {
+        "batch": shared.batch,
+        "key": shared.key,
+        "bytes": shared.bytes,
+        "writtenAt": shared.written_at,
+        "replaced": shared.replaced,
+        "path": project.relative(shared.path),
+    }
+    _echo_warned(as_json, data, shared.warnings, "subagents/share.txt.j2", **data)
 
 
 @click.command("shared-read")
@@ -309,27 +306,8 @@ def heartbeat(
 
     project = project_of(ctx)
     result = beat(project, _session(session), batch, role, status)
-    if as_json:
-        echo_json(
-            {
-                "ok": True,
-                "batch": result.batch,
-                "role": result.role,
-                "status": result.status,
-                "at": result.at,
-                "warnings": [warning.as_dict() for warning in result.warnings],
-            }
-        )
-        return
-    _warn(result.warnings)
-    text = render(
-        "subagents/heartbeat.txt.j2",
-        role=result.role,
-        status=result.status,
-        at=result.at,
-        batch=result.batch,
-    )
-    click.echo(text, nl=False)
+    data = {"batch": result.batch, "role": result.role, "status": result.status, "at": result.at}
+    _echo_warned(as_json, data, result.warnings, "subagents/heartbeat.txt.j2", **data)
 
 
 COMMANDS = (artifact, reduce, share, shared_read, heartbeat)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ctxward.commands import echo_result, json_option, project_of
+from ctxward.commands import echo_problems, echo_result, json_option, project_of
 from ctxward.errors import BadInput
 
 
@@ -30,7 +30,6 @@ def trust(ctx: click.Context, slugs: tuple[str, ...], revoke: bool, as_json: boo
         ctxward trust release-v2
         ctxward trust --revoke release-v2
     """
-    from ctxward.core.render import render
     from ctxward.invariants.trust import revoke_plans, trust_plans
 
     project = project_of(ctx)
@@ -43,8 +42,7 @@ def trust(ctx: click.Context, slugs: tuple[str, ...], revoke: bool, as_json: boo
         )
         return
     trusted, unreadable = trust_plans(project, slugs)
-    for problem in unreadable:
-        click.echo(render("cli/trust_unreadable.txt.j2", problem=problem), err=True, nl=False)
+    echo_problems("cli/trust_unreadable.txt.j2", unreadable)
     echo_result(
         as_json,
         [result.as_dict() for result in trusted],

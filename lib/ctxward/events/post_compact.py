@@ -77,7 +77,7 @@ def _restatement(
     from ctxward.events.session_start import rules_text
     from ctxward.invariants import ledger
     from ctxward.invariants.pending import render_lost
-    from ctxward.invariants.rulesets import fingerprints, unique, without
+    from ctxward.invariants.rulesets import fingerprints, refs_not_in, unique, without
 
     plans = unique(plans)
     lacking = {ref.fingerprint for ref in missing}
@@ -88,13 +88,7 @@ def _restatement(
     todo = without(plans, kept)
     limit = load(event.project).injection.limit_chars
     system = rules_text(event.project, plans, todo, unreadable, "compact", limit)[1]
-    shown = set(fingerprints(system))
-    seen: set[str] = set()
-    rest = []
-    for ref in missing:
-        if ref.fingerprint not in shown and ref.fingerprint not in seen:
-            seen.add(ref.fingerprint)
-            rest.append(ref)
+    rest = refs_not_in(missing, fingerprints(system))
     if not rest:
         return NOTHING
     return Outcome(context=render_lost(event.project, plans, rest, report=report)[0])
@@ -108,12 +102,7 @@ def _remember_lost(
     (SessionStart(compact), or the /compact record: `ctxward.invariants.ledger`)."""
     from ctxward.invariants import ledger
     from ctxward.invariants.pending import remember_lost
+    from ctxward.invariants.rulesets import refs_not_in
 
-    said = ledger.read(event.project, event.session_id).shown
-    seen: set[str] = set()
-    todo = []
-    for ref in missing:
-        if ref.fingerprint not in said and ref.fingerprint not in seen:
-            seen.add(ref.fingerprint)
-            todo.append(ref)
+    todo = refs_not_in(missing, ledger.read(event.project, event.session_id).shown)
     remember_lost(event.project, event.session_id, plans, todo, report=report)

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import zip_longest
 
 from ctxward.invariants.model import Plan, RuleRef
@@ -45,6 +45,17 @@ def unique(plans: Sequence[Plan]) -> list[Plan]:
         return True
 
     return _cut(plans, first)
+
+
+def refs_not_in(refs: Iterable[RuleRef], known: Collection[str]) -> list[RuleRef]:
+    """The references whose fingerprint is not in `known`, the first of each fingerprint only."""
+    seen = set(known)
+    kept = []
+    for ref in refs:
+        if ref.fingerprint not in seen:
+            seen.add(ref.fingerprint)
+            kept.append(ref)
+    return kept
 
 
 def without(plans: Sequence[Plan], known: Collection[str]) -> list[Plan]:

@@ -241,18 +241,6 @@ def _settle(summary: Summary) -> Summary:
 
 def compress(extraction: Extraction) -> Summary:
     """The extraction within the seed's budget (decisions, errors and actions never cut)."""
-    summary = Summary(
-        session_id=extraction.session_id,
-        duration=extraction.duration,
-        token_count=extraction.token_count,
-        decisions=extraction.decisions,
-        errors_and_fixes=extraction.errors_and_fixes,
-        action_items=extraction.action_items,
-        level=extraction.level,
-        preferences=extraction.preferences,
-        pattern=extraction.pattern,
-        stack=extraction.stack,
-        skill_updates=extraction.skill_updates,
-        patterns=extraction.patterns,
-    )
+    carried = [name for name in Summary.__slots__ if hasattr(extraction, name)]  # not the budget's
+    summary = Summary(**{name: getattr(extraction, name) for name in carried})
     return _Budget(summary).apply()
