@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ctxward.bank.markup import Section, cell, split_row, split_sections, trim_blank
@@ -89,16 +89,6 @@ class Entity:
     phase: str
     agent: str
 
-    def cells(self) -> list[str]:
-        return [
-            cell(self.id),
-            cell(self.type),
-            cell(self.name),
-            cell(self.location),
-            cell(phase_cell(self.phase)),
-            cell(self.agent),
-        ]
-
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -108,15 +98,6 @@ class Decision:
     links_to: str
     phase: str
 
-    def cells(self) -> list[str]:
-        return [
-            cell(self.id),
-            cell(self.type),
-            cell(self.summary),
-            cell(self.links_to),
-            cell(phase_cell(self.phase)),
-        ]
-
 
 @dataclass(frozen=True, slots=True)
 class Link:
@@ -124,14 +105,6 @@ class Link:
     target: str
     relation: str
     phase: str
-
-    def cells(self) -> list[str]:
-        return [
-            cell(self.source),
-            cell(self.target),
-            cell(self.relation),
-            cell(phase_cell(self.phase)),
-        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,13 +114,14 @@ class Waiting:
     phase: str
     since: str
 
-    def cells(self) -> list[str]:
-        return [
-            cell(self.entry),
-            cell(self.blocker),
-            cell(phase_cell(self.phase)),
-            cell(self.since),
-        ]
+
+def row_cells(row: Entity | Decision | Link | Waiting) -> list[str]:
+    """A row's table cells: its fields in order, the phase spelled `P<n>`."""
+    cells = []
+    for column in fields(row):
+        value = getattr(row, column.name)
+        cells.append(cell(phase_cell(value) if column.name == "phase" else value))
+    return cells
 
 
 @dataclass(slots=True)
@@ -212,10 +186,10 @@ def render_index(index: Index) -> str:
 
     tables = {
         "By Feature": [row.cells() for row in index.features.values()],
-        "By Entity": [row.cells() for row in index.entities],
-        "Decision Links": [row.cells() for row in index.decisions],
-        "Blocker Links": [row.cells() for row in index.links],
-        "Waiting on Blockers": [row.cells() for row in index.waiting],
+        "By Entity": [row_cells(row) for row in index.entities],
+        "Decision Links": [row_cells(row) for row in index.decisions],
+        "Blocker Links": [row_cells(row) for row in index.links],
+        "Waiting on Blockers": [row_cells(row) for row in index.waiting],
     }
     sections = [
         {"heading": name, "header": list(HEADERS[name]), "rows": tables[name]}

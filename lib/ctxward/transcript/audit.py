@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,6 +178,13 @@ class Audit:
         }
 
 
+def _typed_blocks(content: list[Any]) -> Iterator[tuple[object, dict[str, Any]]]:
+    """(type, block) for each content block that is an object (others are skipped)."""
+    for block in content:
+        if isinstance(block, dict):
+            yield block.get("type"), block
+
+
 def unavailable(reason: str) -> dict[str, Any]:
     """The fail-soft answer: the audit could not read a transcript, and says why."""
     return {"available": False, "reason": reason}
@@ -249,10 +256,7 @@ class _Walker:
             return
         if not isinstance(content, list):
             return
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
+        for kind, block in _typed_blocks(content):
             if kind == "tool_result":
                 text, images = _content_text(block.get("content"))
                 size = _utf8_len(text) + images * IMAGE_BYTES
@@ -284,10 +288,7 @@ class _Walker:
             if isinstance(content, str) and content:
                 self.segment.add("assistant", "text", _utf8_len(content), 1)
             return
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
+        for kind, block in _typed_blocks(content):
             if kind == "tool_use":
                 name = _str(block.get("name")) or "(unnamed tool)"
                 params = _dict(block.get("input"))
