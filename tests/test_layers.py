@@ -171,3 +171,15 @@ def test_no_module_is_longer_than_600_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert not long, f"modules over 600 lines (split them along their seams): {long}"
+
+
+def test_templates_mirror_the_packages() -> None:
+    """templates/<package>/: each text sits in the folder of the package it belongs to."""
+    templates = LIB.parent / "templates"
+    packages = {p.parent.name for p in (LIB / "ctxward").glob("*/__init__.py")}
+    loose = sorted(p.name for p in templates.iterdir() if p.is_file())
+    folders = sorted(p.name for p in templates.iterdir() if p.is_dir())
+
+    assert loose == []
+    assert [name for name in folders if name not in packages] == []
+    assert len(folders) >= 10  # the walk saw the tree

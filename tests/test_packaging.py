@@ -99,7 +99,7 @@ def test_a_tagged_release_builds_installs_and_runs_outside_the_checkout(tmp_path
     assert (work / "dist" / f"ctxward-{version}.tar.gz").is_file()
 
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "ctxward/data/templates/session_start_context.md.j2" in names
+    assert "ctxward/data/templates/invariants/session_start_context.md.j2" in names
     assert {f"ctxward/data/invariants/{pack}/SKILL.md" for pack in PACKS} <= names
     assert f"ctxward-{version}.dist-info/licenses/LICENSE" in names
 

@@ -134,7 +134,9 @@ def activate(ctx: click.Context, skill: str, slug: str, as_json: bool) -> None:
             }
         )
     else:
-        click.echo(render("cli/activate.txt.j2", activation=result, path=path, slug=slug), nl=False)
+        click.echo(
+            render("invariants/activate.txt.j2", activation=result, path=path, slug=slug), nl=False
+        )
 
 
 @cli.group(cls=Group)
@@ -166,11 +168,11 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
     from ctxward.invariants.plans import readable_summaries
 
     plans, unreadable = readable_summaries(project_of(ctx, anywhere=True))
-    echo_problems("cli/plan_unreadable.txt.j2", unreadable)
+    echo_problems("invariants/plan_unreadable.txt.j2", unreadable)
     echo_result(
         as_json,
         [summary.as_dict() for summary in plans],
-        "cli/plan_list.txt.j2",
+        "invariants/plan_list.txt.j2",
         plans=plans,
     )
 
@@ -188,7 +190,7 @@ def plan_complete(ctx: click.Context, slug: str) -> None:
     from ctxward.invariants.plans import complete
 
     removed = complete(project_of(ctx), slug)
-    click.echo(render("cli/plan_complete.txt.j2", slug=slug, removed=removed), nl=False)
+    click.echo(render("invariants/plan_complete.txt.j2", slug=slug, removed=removed), nl=False)
 
 
 @plan.command("clean")
@@ -208,7 +210,7 @@ def plan_clean(ctx: click.Context, dry_run: bool) -> None:
     if not dry_run:
         for summary in plans:
             complete(project, summary.slug)
-    click.echo(render("cli/plan_clean.txt.j2", plans=plans, dry_run=dry_run), nl=False)
+    click.echo(render("invariants/plan_clean.txt.j2", plans=plans, dry_run=dry_run), nl=False)
 
 
 @cli.command()
@@ -231,7 +233,7 @@ def packs(ctx: click.Context, name: str | None) -> None:
     if name is not None:
         click.echo(pack_text(name), nl=False)
         return
-    click.echo(render("cli/packs.txt.j2", skills=shipped_packs()), nl=False)
+    click.echo(render("invariants/packs.txt.j2", skills=shipped_packs()), nl=False)
 
 
 @cli.command()
@@ -249,7 +251,7 @@ def compactions(ctx: click.Context, limit: int, as_json: bool) -> None:
 
     project = project_of(ctx, anywhere=True)
     reports = read_reports(project, limit)
-    echo_result(as_json, reports, "cli/compactions.txt.j2", reports=reports)
+    echo_result(as_json, reports, "invariants/compactions.txt.j2", reports=reports)
 
 
 @cli.group(cls=Group)
@@ -282,7 +284,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
         echo_json(shown)
     else:
         source = shown.pop("source")
-        click.echo(render("cli/config_show.txt.j2", config=shown, source=source), nl=False)
+        click.echo(render("core/config_show.txt.j2", config=shown, source=source), nl=False)
 
 
 @cli.command()
@@ -335,7 +337,7 @@ def demo(keep: Path | None) -> None:
     def show(root: Path, where: str) -> None:
         steps = run_demo(root)
         seconds = time.perf_counter() - started
-        click.echo(render("cli/demo.txt.j2", steps=steps, where=where, seconds=seconds), nl=False)
+        click.echo(render("setup/demo.txt.j2", steps=steps, where=where, seconds=seconds), nl=False)
 
     if keep is not None:
         if keep.exists() and any(keep.iterdir()):

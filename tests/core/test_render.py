@@ -22,23 +22,23 @@ def test_every_template_compiles(name):
 
 def test_the_templates_the_compaction_path_needs_are_shipped():
     assert {
-        "invariants_file.md.j2",
-        "invariants_section.md.j2",
-        "compaction_payload.md.j2",
-        "precompact_instructions.md.j2",
-        "session_start_context.md.j2",
-        "offload_preview.md.j2",
+        "invariants/invariants_file.md.j2",
+        "invariants/invariants_section.md.j2",
+        "invariants/compaction_payload.md.j2",
+        "invariants/precompact_instructions.md.j2",
+        "invariants/session_start_context.md.j2",
+        "invariants/offload_preview.md.j2",
     } <= set(template_names())
     assert all((data_dir("templates") / name).is_file() for name in template_names())
 
 
 def test_undefined_variables_are_errors_not_blanks():
     with pytest.raises(jinja2.UndefinedError):
-        render("cli/plan_complete.txt.j2")
+        render("invariants/plan_complete.txt.j2")
 
 
 def test_no_html_escaping():
-    out = render("cli/plan_complete.txt.j2", slug="<a & b>", removed=[])
+    out = render("invariants/plan_complete.txt.j2", slug="<a & b>", removed=[])
     assert out == "completed <a & b>: removed nothing\n"
 
 

@@ -96,7 +96,8 @@ def contexts(request: Any, marker: str) -> list[str]:
     return found
 
 
-# How ctxward's paragraphs start (templates/session_start_context.md.j2, session/*.md.j2).
+# How ctxward's paragraphs start (templates/invariants/session_start_context.md.j2,
+# sessions/*.md.j2).
 OURS = ("# Plan: ", "## ", "- ", "(ctxward", "ctxward ", "[ctxward", "Session recovery", "Full ")
 
 

@@ -379,7 +379,7 @@ def invoke_text(result) -> str:
     from ctxward.core.render import render
 
     return render(
-        "install/result.txt.j2",
+        "setup/install_result.txt.j2",
         r=result,
         diff=[],
         backup="",

@@ -516,14 +516,16 @@ def test_html_page_is_self_contained_and_escapes(session, tmp_path):
     )
     for path in (session, nasty, DENY_COMPACT):
         page = render(
-            "audit/report.html.j2", page=transcript_report.page_model(transcript_audit.audit(path))
+            "transcript/audit_report.html.j2",
+            page=transcript_report.page_model(transcript_audit.audit(path)),
         )
         assert page.startswith("<!DOCTYPE html>")
         assert "<svg" in page and "<path" in page
         for remote in ("http://", "https://", "<script", "<link", "@import", "src="):
             assert remote not in page.replace("http://www.w3.org", "")
     assert "&lt;script&gt;" in page or "&lt;script&gt;" in render(
-        "audit/report.html.j2", page=transcript_report.page_model(transcript_audit.audit(nasty))
+        "transcript/audit_report.html.j2",
+        page=transcript_report.page_model(transcript_audit.audit(nasty)),
     )
 
 

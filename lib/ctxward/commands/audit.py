@@ -54,23 +54,26 @@ def audit(
     except (OSError, transcript_audit.NotATranscript) as exc:
         reason = str(exc) if isinstance(exc, transcript_audit.NotATranscript) else _os_reason(exc)
         echo_result(
-            as_json, transcript_audit.unavailable(reason), "audit/unavailable.txt.j2", reason=reason
+            as_json,
+            transcript_audit.unavailable(reason),
+            "transcript/audit_unavailable.txt.j2",
+            reason=reason,
         )
         return
     if html_file is not None:
         from ctxward.core.fsutil import atomic_write
 
-        page = render("audit/report.html.j2", page=transcript_report.page_model(result))
+        page = render("transcript/audit_report.html.j2", page=transcript_report.page_model(result))
         # The user named it: their own links on the way are theirs to follow (`out.html` too).
         atomic_write(html_file.parent.resolve() / html_file.name, page)
     if summary:
         body = transcript_report.summary(result, names=top)
-        echo_result(as_json, body, "audit/summary.txt.j2", s=body)
+        echo_result(as_json, body, "transcript/audit_summary.txt.j2", s=body)
     elif as_json:
         echo_json(result.as_dict())
     else:
         model = transcript_report.text_model(result.as_dict())
-        click.echo(render("audit/report.txt.j2", audit=model, top_segment=5), nl=False)
+        click.echo(render("transcript/audit_report.txt.j2", audit=model, top_segment=5), nl=False)
 
 
 def _os_reason(exc: OSError) -> str:

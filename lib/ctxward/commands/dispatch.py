@@ -91,7 +91,7 @@ def dispatch_check(
     if as_json:
         echo_json({**decision.envelope(), **({"recordedIn": recorded} if recorded else {})})
     else:
-        text = render("cli/dispatch_check.txt.j2", d=decision, force=force, recorded=recorded)
+        text = render("guard/dispatch_check.txt.j2", d=decision, force=force, recorded=recorded)
         click.echo(text, nl=False)
     if not decision.allowed:
         raise click.exceptions.Exit(EXIT_REJECTED)
@@ -149,7 +149,7 @@ def thresholds(ctx: click.Context, markdown: bool, as_json: bool, agent_type: st
     if as_json:
         echo_json({"capacityBytes": capacity, "agentType": agent_type, "tiers": rows})
         return
-    name = "cli/thresholds.md.j2" if markdown else "cli/thresholds.txt.j2"
+    name = "guard/thresholds.md.j2" if markdown else "guard/thresholds.txt.j2"
     click.echo(
         render(name, rows=rows, capacity=capacity, source=source, agent_type=agent_type),
         nl=False,

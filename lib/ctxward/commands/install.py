@@ -60,7 +60,7 @@ def _show(ctx: click.Context, result: Any, as_json: bool) -> None:
     git_excluded = label_of(result.git_excluded, project) if result.git_excluded else ""
     left_out = any(c.action in ("skipped", "removed") and c.reason for c in result.changes)
     text = render(
-        "install/result.txt.j2",
+        "setup/install_result.txt.j2",
         r=result,
         diff=diff(result) if result.dry_run else [],
         backup=backup,
@@ -233,7 +233,7 @@ def doctor(ctx: click.Context, claude_version: str | None, no_run: bool, as_json
         echo_json(result.as_dict())
     else:
         marks = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "info": "-"}
-        text = render("doctor/report.txt.j2", d=result, marks=marks, counts=result.counts())
+        text = render("setup/doctor_report.txt.j2", d=result, marks=marks, counts=result.counts())
         click.echo(text, nl=False)
     if not result.ok:
         raise click.exceptions.Exit(1)

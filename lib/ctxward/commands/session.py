@@ -103,4 +103,4 @@ def stats_command(ctx: click.Context, transcript: Path | None, as_json: bool) ->
     path = _transcript(project_of(ctx, anywhere=True), transcript)
     extraction, summary = _summarize(path)
     body = recovery.stats(extraction, summary, path)
-    echo_result(as_json, body, "session/cli_stats.txt.j2", stats=body)
+    echo_result(as_json, body, "sessions/cli_stats.txt.j2", stats=body)

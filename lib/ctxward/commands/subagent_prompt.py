@@ -1,6 +1,6 @@
 """`ctxward subagent-prompt`: the G8.6 sub-agent protocol and the G9 self-check block (seed
 004), for a dispatcher to put at the top of a sub-agent's prompt. Templates:
-`subagent_prompt/protocol.md.j2`, `subagent_prompt/self_check.md.j2`."""
+`subagents/prompt_protocol.md.j2`, `subagents/prompt_self_check.md.j2`."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def subagent_prompt(
         f"{session_flag}"
     )
     protocol = render(
-        "subagent_prompt/protocol.md.j2",
+        "subagents/prompt_protocol.md.j2",
         role=role,
         batch=batch,
         rid=rid or batch,
@@ -98,7 +98,7 @@ def subagent_prompt(
         ""
         if no_self_check
         else render(
-            "subagent_prompt/self_check.md.j2",
+            "subagents/prompt_self_check.md.j2",
             cli=cli,
             capacity=capacity,
             agent_type=agent_type,
@@ -109,7 +109,7 @@ def subagent_prompt(
             max_kb=MAX_BYTES // 1024,
         ).strip()
     )
-    text = render("subagent_prompt/prompt.md.j2", protocol=protocol, self_check=self_check)
+    text = render("subagents/prompt.md.j2", protocol=protocol, self_check=self_check)
     if as_json:
         echo_json(
             {

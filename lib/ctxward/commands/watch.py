@@ -43,7 +43,7 @@ def watch(ctx: click.Context, once: bool, debounce: int, as_json: bool) -> None:
         if as_json:
             echo_json([report.as_dict() for report in reports])
         else:
-            text = render("watch/once.txt.j2", reports=reports, root=project.root, at="")
+            text = render("subagents/watch_once.txt.j2", reports=reports, root=project.root, at="")
             click.echo(text, nl=False)
         if any(report.action == "problem" for report in reports):
             raise click.exceptions.Exit(1)
@@ -56,17 +56,19 @@ def watch(ctx: click.Context, once: bool, debounce: int, as_json: bool) -> None:
             click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
         else:
             at = time.strftime("%H:%M:%S")
-            click.echo(render("watch/report.txt.j2", r=report, at=at), nl=False)
+            click.echo(render("subagents/watch_report.txt.j2", r=report, at=at), nl=False)
 
     watcher = Watcher(project, quiet=debounce / 1000)
     if not as_json:
         folders = [project.relative(path) for path in watcher.planned_folders()]
-        click.echo(render("watch/start.txt.j2", root=project.root, folders=folders), nl=False)
+        click.echo(
+            render("subagents/watch_start.txt.j2", root=project.root, folders=folders), nl=False
+        )
     try:
         watcher.run(emit)
     except KeyboardInterrupt:
         if not as_json:
-            click.echo(render("watch/stopped.txt.j2"), nl=False)
+            click.echo(render("subagents/watch_stopped.txt.j2"), nl=False)
 
 
 COMMANDS = [watch]

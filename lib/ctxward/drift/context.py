@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 OFFLOAD = "offload"  # not a fact: the handler replaces the MCP output (events.post_tool_use)
 KINDS = (LARGE_OUTPUT, PRESSURE)
-# The seed's name of each stage (the advice is in templates/context/pressure.md.j2).
+# The seed's name of each stage (the advice is in templates/drift/pressure.md.j2).
 STAGE_NAMES = {
     70: "warning",
     80: "observation masking",

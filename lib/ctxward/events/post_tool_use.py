@@ -82,7 +82,7 @@ def _offload(event: HookEvent) -> tuple[Any, dict[str, Any] | None]:
     shown = int(settings.get(LARGE_OUTPUT, {}).get("preview_chars", 1500))
     path = event.project.relative(stored.path)
     preview = render(
-        "context/offload_preview.md.j2",
+        "drift/offload_preview.md.j2",
         tool=str(event.data.get("tool_name") or ""),
         chars=len(text),
         path=path,

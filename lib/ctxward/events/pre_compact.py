@@ -58,7 +58,7 @@ def handle(event: HookEvent) -> Outcome:
     unwritten = distill_all(event.project, plans)[1]
     text, shown = render_rules_shown(
         event.project,
-        "precompact_instructions.md.j2",
+        "invariants/precompact_instructions.md.j2",
         unique(plans),
         limit,
         unreadable=unreadable,

@@ -94,7 +94,7 @@ def rules_text(
     already = sum(plan.rule_count for plan in plans) - sum(plan.rule_count for plan in todo)
     return render_rules_shown(
         project,
-        "session_start_context.md.j2",
+        "invariants/session_start_context.md.j2",
         todo,
         limit,
         source=source,

@@ -96,9 +96,10 @@ TIMEOUT_EVENT = {
 # The model turn Gemini CLI 0.61 puts after a compression's summary (chatCompressionService).
 COMPRESSION_ACK = "Got it. Thanks for the additional context!"
 _ACK_JSON = json.dumps(COMPRESSION_ACK).encode()
-# The first line of what ctxward adds after a compression (templates/gemini/).
+# The first line of what ctxward adds after a compression
+# (templates/hosts/gemini_after_compression.md.j2).
 RULES_MARKER = "[ctxward: the rules in force, restated after this session's compression]"
-AFTER_COMPRESSION = "gemini/after_compression.md.j2"
+AFTER_COMPRESSION = "hosts/gemini_after_compression.md.j2"
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # past this, only the tail is searched
 # Whether to say the rules is decided here, from RULES_MARKER in the request or the history, and
 # then every rule is said: the session's inject-once ledger (invariants.ledger) is not consulted. It

@@ -5,7 +5,7 @@ without ctxward must not run a guardless session: a bare `ctxward-hook` that is 
 127, which Claude Code treats as a non-blocking error, so an oversized Agent dispatch went
 through unchecked. So the command is a short POSIX sh snippet (Claude Code runs a hook's command
 with `sh -c`; Codex with `$SHELL -lc`, so its snippet is wrapped in `/bin/sh -c`), rendered from
-templates/install/hook_command.sh.j2, that tries in turn:
+templates/hosts/hook_command.sh.j2, that tries in turn:
 
 1. the absolute path `install` found (`installed_program`: the program next to the running
    `ctxward`, as pre-commit bakes its interpreter) - left out of files meant to be shared
@@ -134,18 +134,18 @@ def render(host: str, event: str, baked: str | None) -> str:
     guard = GUARD_EVENTS.get(host) == event
     answer: dict[str, object] = {}
     if guard and host == GEMINI:  # Gemini CLI's deny: the reason is the tool result
-        line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
+        line = render_template("hosts/hook_missing.txt.j2", kind="guard", **message).strip()
         answer = {"decision": "deny", "reason": line, "systemMessage": line}
     elif guard:
-        line = render_template("install/hook_missing.txt.j2", kind="guard", **message).strip()
+        line = render_template("hosts/hook_missing.txt.j2", kind="guard", **message).strip()
         decision = {"permissionDecision": "deny", "permissionDecisionReason": line}
         answer = {"hookSpecificOutput": {"hookEventName": event, **decision}}
         answer["systemMessage"] = line
     elif event == NOTICE_EVENT:
-        text = render_template("install/hook_missing.txt.j2", kind="notice", **message).strip()
+        text = render_template("hosts/hook_missing.txt.j2", kind="notice", **message).strip()
         answer = {"systemMessage": text}
     snippet = render_template(
-        "install/hook_command.sh.j2",
+        "hosts/hook_command.sh.j2",
         candidates=candidates,
         args=[shlex.quote(arg) for arg in _args(host, event)],
         guard=guard,

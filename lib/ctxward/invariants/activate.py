@@ -64,7 +64,7 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     branch = current_branch(project.root)
     section = render(
-        "invariants_section.md.j2",
+        "invariants/invariants_section.md.j2",
         section=Section(
             skill=skill.name,
             rules=tuple(redact(rule) for rule in skill.rules),  # a plan file is never a leak
@@ -82,7 +82,7 @@ def activate(project: Project, spec: str, slug: str, *, now: datetime | None = N
         existing = _read_existing(path, project)
         text, replaced = splice_section(existing, skill.name, section)
         if not existing:
-            text = render("invariants_file.md.j2", sections=section)
+            text = render("invariants/invariants_file.md.j2", sections=section)
         atomic_write(path, text, validate=_validate_invariants_bytes)
         # What activate writes is trusted, unless the plan arrived untrusted: the sections it
         # already held (a cloned repository's) are still nobody's choice on this machine.

@@ -24,7 +24,7 @@ def render_payload(project: Project, plan: Plan) -> str:
 
     return redact(
         render(
-            "compaction_payload.md.j2",
+            "invariants/compaction_payload.md.j2",
             plan=plan,
             source=project.relative(plan.invariants_path),
         )

@@ -46,7 +46,7 @@ def render_rules_shown(
     def preview(keep: int) -> str:
         return redact(
             render(
-                "offload_preview.md.j2",
+                "invariants/offload_preview.md.j2",
                 head=render(template, plans=only(plans, order[:keep]), **context).rstrip("\n"),
                 total_rules=total,
                 total_plans=len(plans),

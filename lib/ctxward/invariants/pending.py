@@ -162,7 +162,7 @@ def render_lost(
     limit = load(project).injection.limit_chars
     where = project.relative(report) if report is not None else ""
     text, shown = render_rules_shown(
-        project, "session/lost_rules.md.j2", lost, limit, count=len(missing), report=where
+        project, "invariants/lost_rules.md.j2", lost, limit, count=len(missing), report=where
     )
     printed = {scrub(r.rule)[0]: r.fingerprint for r in missing}  # shown holds scrubbed rules
     return scrub(text)[0], sorted({printed[r.rule] for r in shown if r.rule in printed})

@@ -112,7 +112,7 @@ def render_block(summary: Summary) -> str:
     """The `session_summary:` block as written to disk."""
     from ctxward.core.render import render
 
-    return render("session/summary_block.yaml.j2", s=_model(summary))
+    return render("sessions/summary_block.yaml.j2", s=_model(summary))
 
 
 def _tokens(summary: Summary) -> int:

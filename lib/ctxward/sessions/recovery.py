@@ -93,7 +93,7 @@ def recovery_text(summary: Summary, where: str, source: str, room: int) -> str:
 
     def text(shown: int) -> str:
         return scrub(
-            render("session/recovery.md.j2", v=_view(entries, shown), path=where, source=source)
+            render("sessions/recovery.md.j2", v=_view(entries, shown), path=where, source=source)
         )[0]
 
     def fits(shown: int) -> bool:
@@ -121,7 +121,7 @@ def pointer_text(summary: Summary, where: str, sha256: str) -> str:
     from ctxward.core.render import render
 
     counts = {name: len(summary.everything(name)) for name in CRITICAL}
-    return render("session/recovery_pointer.md.j2", s=counts, path=where, sha256=sha256)
+    return render("sessions/recovery_pointer.md.j2", s=counts, path=where, sha256=sha256)
 
 
 def has_summary(project: Project, session_id: str) -> bool:

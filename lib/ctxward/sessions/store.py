@@ -31,7 +31,7 @@ def render_file(summary: Summary, transcript: Path | None = None) -> str:
     dropped = {name: [_q(item) for item in items] for name, items in summary.dropped.items()}
     overflow = {name: [_q(item) for item in items] for name, items in summary.overflow.items()}
     text = render(
-        "session/summary_file.yaml.j2",
+        "sessions/summary_file.yaml.j2",
         block=render_block(summary),
         source=source,
         dropped=dropped,

@@ -43,7 +43,7 @@ included):
   `wiring.resolve` which program it runs.
 - One backup, rolling: the bytes before the latest change, in `<name>.ctxward-backup`.
   Nothing changed, nothing written: a second install is a no-op.
-- In a git project, install writes `.ctxward/.gitignore` once (templates/install/
+- In a git project, install writes `.ctxward/.gitignore` once (templates/setup/
   state.gitignore.j2): ctxward's state there is this machine's; `.ctxward/config.yaml` and
   `docs/plans/` are for the repository. A per-user file it wrote inside the project
   (`.claude/settings.local.json`, the OpenCode plugin) that git would pick up is added to this
@@ -414,7 +414,7 @@ def _ignore_state(project: Project, dry_run: bool) -> Path | None:
     if path.exists() or path.is_symlink():
         return None  # the user's own (or an earlier install's): never rewritten
     if not dry_run:
-        atomic_write(path, render("install/state.gitignore.j2"))
+        atomic_write(path, render("setup/state.gitignore.j2"))
     return path
 
 

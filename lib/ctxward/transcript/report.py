@@ -62,7 +62,7 @@ def summary(audit: Audit, names: int = 10) -> dict[str, Any]:
 
 
 def text_model(full: Mapping[str, Any]) -> dict[str, Any]:
-    """`Audit.as_dict()` with sizes for people, for templates/audit/report.txt.j2."""
+    """`Audit.as_dict()` with sizes for people, for templates/transcript/audit_report.txt.j2."""
 
     def rows(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{**group, "size": size_text(group["bytes"])} for group in groups]
@@ -110,7 +110,7 @@ def _nice_ceiling(value: float) -> float:
 
 
 def page_model(audit: Audit, *, width: int = 1080, height: int = 380) -> dict[str, Any]:
-    """Everything templates/audit/report.html.j2 draws: stacked areas, markers, bars, tables.
+    """Everything transcript/audit_report.html.j2 draws: stacked areas, markers, bars, tables.
 
     Each request's measured context (input + cache read + cache creation tokens) is split
     across the categories in proportion to the bytes each had put into the current segment.
