@@ -57,17 +57,17 @@ def estimate_tokens(text: str) -> int:
 
 def size_text(size: int) -> str:
     """A byte count for people: 512 B, 41.2 KB, 1.3 MB."""
-    if size < _KB:
-        return f"{size} B"
-    if size < _MB:
-        return f"{size / _KB:.1f} KB"
-    return f"{size / _MB:.1f} MB"
+    return _spelled(size, " ", f"{size / _KB:.1f}")
 
 
 def size_text_compact(size: int) -> str:
     """The reducer view's spelling: 512B, 12KB (whole kilobytes, at least 1), 1.3MB."""
+    return _spelled(size, "", str(max(round(size / _KB), 1)))
+
+
+def _spelled(size: int, gap: str, kilobytes: str) -> str:
     if size < _KB:
-        return f"{size}B"
+        return f"{size}{gap}B"
     if size < _MB:
-        return f"{max(round(size / _KB), 1)}KB"
-    return f"{size / _MB:.1f}MB"
+        return f"{kilobytes}{gap}KB"
+    return f"{size / _MB:.1f}{gap}MB"

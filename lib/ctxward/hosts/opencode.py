@@ -221,6 +221,17 @@ def to_event(payload: Mapping[str, Any], expected: str | None = None) -> HookEve
     return HookEvent(name=name, data=data, project=project)
 
 
+# The one Outcome field each of these events passes on, and where the plugin's answer carries it:
+# (field, key, as a list of one).
+_PASSED_ON = {
+    PRE_COMPACT: ("plain", "context", True),
+    POST_COMPACT: ("context", "restate", True),
+    POST_TOOL_USE: ("context", "note", False),
+    POST_TOOL_USE_FAILURE: ("context", "note", False),
+    SESSION_START: ("context", "system", True),
+}
+
+
 def render_outcome(event: HookEvent, outcome: Outcome) -> str:
     """The plugin's answer to `outcome` (module docstring); '' when there is nothing to do."""
     body: dict[str, Any] = {}
@@ -235,26 +246,15 @@ def render_outcome(event: HookEvent, outcome: Outcome) -> str:
                 body["args"] = dict(outcome.updated_input)
             if outcome.context:
                 body["note"] = outcome.context
-    elif event.name == PRE_COMPACT:
-        accepted.add("plain")
-        if outcome.plain:
-            body["context"] = [outcome.plain]
-    elif event.name == POST_COMPACT:
-        accepted.add("context")
-        if outcome.context:
-            body["restate"] = [outcome.context]
-    elif event.name in (POST_TOOL_USE, POST_TOOL_USE_FAILURE):
-        accepted.add("context")
-        if outcome.context:
-            body["note"] = outcome.context
-    elif event.name == SESSION_START:
-        accepted.add("context")
-        if outcome.context:
-            body["system"] = [outcome.context]
+    elif event.name in _PASSED_ON:
+        field, key, listed = _PASSED_ON[event.name]
+        accepted.add(field)
+        value = getattr(outcome, field)
+        if value:
+            body[key] = [value] if listed else value
+    if event.name == SESSION_START:
         watch = watched_paths(event.project)
-        if (
-            event.session_id
-        ):  # what the summary kept (post-compact writes it: ctxward.invariants.ledger)
+        if event.session_id:  # what the summary kept (post-compact writes it: invariants.ledger)
             from ctxward.invariants.ledger import path_of
 
             watch.append(path_of(event.project, event.session_id))
