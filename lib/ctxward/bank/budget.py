@@ -19,8 +19,8 @@ floor(8 × 0.20) = 1: the formula is the rule (phase 2 of that example starts wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ctxward.core.values import Value
 from ctxward.errors import Escalated
 
 TOTAL_BUDGET = 100
@@ -72,8 +72,7 @@ def band_rank(band: str) -> int:
     return BANDS.index(band) if band in BANDS else len(BANDS)
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Value):
     """What allocation needs of an entry: its band, score and a tie-breaking key."""
 
     key: str

@@ -25,6 +25,7 @@ from ctxward.core.fsutil import read_named, read_regular_text
 from ctxward.core.project import Project
 from ctxward.core.scrub import scrub
 from ctxward.core.text import one_line
+from ctxward.core.values import Value
 from ctxward.errors import BadInput
 
 KINDS = {
@@ -46,8 +47,7 @@ TMP_OWN = ("compress.lock", "compress.lock.owner")
 _BLOCKED = ("blocked", "in_progress", "escalated")
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(Value):
     label: str  # project-relative path
     path: Path
     in_tmp: bool  # staged in the bank's .tmp/: deleted once everything in it is promoted
@@ -97,8 +97,7 @@ class Item:
         return self.result.score.score
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
+class Skip(Value):
     what: str
     reason: str
     date: str = ""

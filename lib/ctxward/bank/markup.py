@@ -12,9 +12,9 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from ctxward.core.text import one_line
+from ctxward.core.values import Value
 
 _MARKER = re.compile(r"^<!-- ctxward:(?P<kind>[\w-]+)(?P<attrs>(?: [\w-]+=\"[^\"]*\")*) -->$")
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
@@ -74,8 +74,7 @@ def _value(part: str) -> str:
     return part[1:] if part.startswith("\\") and _needs_escape(part[1:]) else part
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(Value):
     """One `## Heading` section of a document: its heading line and its body lines."""
 
     heading: str  # the heading's text ("Completed Phases"), '' for the head before any heading

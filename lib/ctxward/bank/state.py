@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ctxward.bank import active, progress, txn, xref
 from ctxward.core.project import Project
+from ctxward.core.values import Value
 from ctxward.errors import BadInput
 
 INDEX = "_xref/index.md"
@@ -58,8 +59,7 @@ def load(bank: Path) -> State:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
+class Opened(Value):
     bank: Path
     recovered: str | None
     stale_removed: tuple[str, ...]

@@ -52,7 +52,6 @@ import shutil
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ctxward.bank.markup import has_heading
@@ -67,6 +66,7 @@ from ctxward.core.fsutil import (
     remove,
 )
 from ctxward.core.lock import OWNER_SUFFIX, exclusive
+from ctxward.core.values import Value
 from ctxward.errors import CtxwardError
 
 TXN_DIR = ".txn"
@@ -171,15 +171,13 @@ def _kind(path: Path) -> str | None:
 # -- the journal and its trust -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(Value):
     target: str  # bank-relative
     staged: str  # a name in .txn/
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
-class Journal:
+class Journal(Value):
     writes: tuple[Write, ...]
     deletes: tuple[str, ...]
 
@@ -198,8 +196,7 @@ class Untrusted(Exception):
     """A journal ctxward will not replay; the message says why, in a few words."""
 
 
-@dataclass(frozen=True, slots=True)
-class Refused:
+class Refused(Value):
     """A journal (or a `.txn` that is not a folder) that was not replayed."""
 
     path: Path
@@ -215,8 +212,7 @@ class Refused:
         return f"{relative(self.path)}: not replayed ({self.reason}); {where}"
 
 
-@dataclass(frozen=True, slots=True)
-class Recovery:
+class Recovery(Value):
     action: str | None  # "rolled forward", "rolled back" or None
     refused: Refused | None = None
 

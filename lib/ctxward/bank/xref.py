@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxward.bank.markup import Section, cell, split_row, split_sections, trim_blank
 from ctxward.compress.lines import MIGRATION_DIRS
 from ctxward.core.text import cut, one_line
+from ctxward.core.values import Value
 from ctxward.errors import CtxwardError
 
 PREFIXES = {"D": "decision", "E": "endpoint", "M": "migration", "C": "component"}
@@ -80,8 +81,7 @@ class FeatureRow:
         ]
 
 
-@dataclass(frozen=True, slots=True)
-class Entity:
+class Entity(Value):
     id: str
     type: str
     name: str
@@ -90,8 +90,7 @@ class Entity:
     agent: str
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Value):
     id: str
     type: str
     summary: str
@@ -99,16 +98,14 @@ class Decision:
     phase: str
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(Value):
     source: str
     target: str
     relation: str
     phase: str
 
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
+class Waiting(Value):
     entry: str
     blocker: str
     phase: str
@@ -117,11 +114,8 @@ class Waiting:
 
 def row_cells(row: Entity | Decision | Link | Waiting) -> list[str]:
     """A row's table cells: its fields in order, the phase spelled `P<n>`."""
-    cells = []
-    for column in fields(row):
-        value = getattr(row, column.name)
-        cells.append(cell(phase_cell(value) if column.name == "phase" else value))
-    return cells
+    columns = row.as_dict().items()
+    return [cell(phase_cell(value) if name == "phase" else value) for name, value in columns]
 
 
 @dataclass(slots=True)
@@ -394,8 +388,7 @@ _ADR = re.compile(r"(?i)(?:_notes/)?\bADR[-_][\w.-]*\w|(?<![\w/])_notes/[\w./-]*
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(Value):
     kind: str  # endpoint | migration | component
     name: str
     location: str
@@ -453,8 +446,7 @@ def entities(text: str, files: Sequence[str]) -> list[Found]:
     return _unique(found)
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionNote:
+class DecisionNote(Value):
     kind: str  # "ADR" or "decision"
     summary: str
     links_to: str

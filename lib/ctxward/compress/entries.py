@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ctxward.compress import scoring
 from ctxward.compress.scoring import Preflight, Score
+from ctxward.core.values import Value
 
 BAND_TEMPLATES = {
     "CRITICAL": "compress/critical.md.j2",
@@ -33,8 +33,7 @@ PROSE_FIELDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Value):
     """One subtask_summary after scrubbing and Layer 1: structured metadata only."""
 
     fields: Mapping[str, Any]
@@ -43,8 +42,7 @@ class Entry:
     label: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(Value):
     entry: Entry
     sender: str | None
     receiver: str | None
@@ -83,8 +81,7 @@ class Result:
         return data
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(Value):
     """One input (text or file) and what became of each entry in it."""
 
     label: str

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from ctxward.compress import scoring
 from ctxward.compress.entries import STAGE_PREFIX, Result
 from ctxward.core.fsutil import atomic_write, locked, open_regular
 from ctxward.core.project import Project
+from ctxward.core.values import Value, field
 
 _HEADER = re.compile(r"<!-- ctxward:l1 (?P<attrs>.*?) -->")
 
@@ -24,8 +24,7 @@ _ATTR = re.compile(r'(\w+)="([^"]*)"')
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Staged:
+class Staged(Value):
     path: Path
     key: str
     hash: str
@@ -172,8 +171,7 @@ def _has_heading(data: bytes) -> None:
         raise ValueError("staged entry has no heading")
 
 
-@dataclass(frozen=True, slots=True)
-class Handoff:
+class Handoff(Value):
     compressed: tuple[Staged, ...]  # compressed by this run
     already: tuple[Staged, ...]  # staged compressed earlier (C8, or an earlier handoff)
     skipped: tuple[tuple[str, str], ...]  # (what, why): left in place

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from ctxward.core.values import Value, field
 from ctxward.errors import BadInput, digits_problem
 
 _FENCE = "---"
@@ -14,8 +14,7 @@ class FrontmatterError(BadInput):
     """The file has no front matter, an unclosed fence, bad YAML, or a non-mapping head."""
 
 
-@dataclass(frozen=True, slots=True)
-class Document:
+class Document(Value):
     meta: dict[str, Any] = field(default_factory=dict)
     body: str = ""
 

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.core.fsutil import read_regular
+from ctxward.core.values import Value
 from ctxward.errors import BadInput, digits_problem
 
 MAX_SETTINGS_BYTES = 16 * 1024 * 1024  # a host's settings file; real ones are a few KB
 
 
-@dataclass(frozen=True, slots=True)
-class JsonStyle:
+class JsonStyle(Value):
     """How a JSON file was formatted, so that it can be written back the same way."""
 
     indent: str | None = "  "

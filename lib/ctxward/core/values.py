@@ -1,9 +1,11 @@
-"""`Value`: the one value idiom of everything a hook builds.
+"""`Value`: the one idiom for an immutable record.
 
-Two idioms, one rule: a type a hook builds (on the per-tool-call, per-prompt and compaction paths,
-each a fresh interpreter) is a `Value`; a type only offline commands build (bank, audit, sessions
-read offline, setup) is a frozen `@dataclass`, which costs ~0.6 ms a class to create and is not
-worth it where a hook pays it on every run.
+One rule: a record that does not change once built is a `Value`, wherever it is built; a record
+that is filled in as work goes on (an index being merged, an audit being counted) is a
+`@dataclass(slots=True)`. A `Value` costs nothing to define, where a frozen `@dataclass` costs
+~0.6 ms a class to create, paid by every hook and every command that imports it. The one
+exception is `compress.scoring`, whose `Tables` keeps a compiled matcher out of equality and
+repr (`dataclasses.field(compare=False)`), so its records stay dataclasses together.
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from ctxward.core.values import Value
 from ctxward.errors import BadInput
 
 Version = tuple[int, int, int]
@@ -77,8 +77,7 @@ _TAIL_BYTES = 64 * 1024  # of the newest transcript: its last records name the v
 _JSON_LIMIT = 16 * 1024 * 1024  # ~/.claude.json: a few KB in practice
 
 
-@dataclass(frozen=True, slots=True)
-class ClaudeVersion:
+class ClaudeVersion(Value):
     """The Claude Code version install and doctor go by, and where it came from."""
 
     version: Version | None  # None: not found (source "unknown")

@@ -35,8 +35,8 @@ import shlex
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from ctxward.core.values import Value
 from ctxward.hosts import CLAUDE as CLAUDE
 from ctxward.hosts import CODEX as CODEX
 from ctxward.hosts import GEMINI as GEMINI
@@ -59,8 +59,7 @@ PLUGIN_LINE = 'const INSTALLED_BIN = ""'
 _PLUGIN_PREFIX = "const INSTALLED_BIN = "
 
 
-@dataclass(frozen=True, slots=True)
-class HookCommand:
+class HookCommand(Value):
     """What one command install wrote carries: its host, event and baked program (or None)."""
 
     host: str

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxward.core.values import Value
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.hosts.wiring import HookCommand
 from ctxward.setup import install
@@ -47,8 +48,7 @@ MATCHER_NEEDS = {
 _EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\- ,|]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(Value):
     """One finding: `status` ok | warn | fail | info; `fix` says what to run when not ok."""
 
     id: str
@@ -96,8 +96,7 @@ class Diagnosis:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class WiredHook:
+class WiredHook(Value):
     """One ctxward handler found in a host file."""
 
     host: str

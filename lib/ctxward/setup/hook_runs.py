@@ -10,11 +10,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ctxward.core.project import Project
+from ctxward.core.values import Value
 from ctxward.errors import CtxwardError
 from ctxward.hosts.payloads import _OPENCODE_RUNS, _claude_payload, _codex_payload, _gemini_payload
 from ctxward.setup import install
@@ -38,8 +38,7 @@ _EXPECTED_KEY = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Run:
+class _Run(Value):
     host: str
     event: str
     argv: list[str]

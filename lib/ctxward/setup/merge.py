@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ctxward.core.jsonedit import hooks_block
+from ctxward.core.values import Value
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.hosts.settings import identifies_ctxward
 from ctxward.hosts.wiring import CLAUDE as CLAUDE
@@ -18,8 +18,7 @@ from ctxward.hosts.wiring import GEMINI as GEMINI
 from ctxward.hosts.wiring import OPENCODE as OPENCODE
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Value):
     """What install or uninstall did (or, in a dry run, would do) to one event."""
 
     event: str

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from ctxward.core.fsutil import atomic_write, locked, open_regular, read_regular
 from ctxward.core.project import Project
 from ctxward.core.scrub import scrub
+from ctxward.core.values import Value
 from ctxward.errors import BadInput
 
 STATUSES = ("created", "finalized", "partial", "failed")
@@ -60,8 +61,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(Value):
     """A non-fatal finding: a stable code for machines, a sentence for people."""
 
     code: str
@@ -71,8 +71,7 @@ class Notice:
         return {"code": self.code, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
-class ArtifactMeta:
+class ArtifactMeta(Value):
     """Seed 004 G7 ArtifactMeta (`as_dict` gives the seed's camelCase JSON).
 
     `content_inlined` is always the literal False: the content stays on disk.
@@ -125,8 +124,7 @@ class ArtifactMeta:
         return meta
 
 
-@dataclass(frozen=True, slots=True)
-class Recorded:
+class Recorded(Value):
     meta: ArtifactMeta
     batch: str
     record_path: Path
@@ -356,8 +354,7 @@ def _indexes_on_disk(folder: Path, prefix: str) -> list[int]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class BatchArtifact:
+class BatchArtifact(Value):
     meta: ArtifactMeta
     record_path: Path
 

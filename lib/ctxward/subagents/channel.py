@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from ctxward.core.fsutil import atomic_write, locked, read_regular
 from ctxward.core.limits import MAX_DEPTH, problem
 from ctxward.core.project import Project
 from ctxward.core.scrub import scrub
+from ctxward.core.values import Value
 from ctxward.errors import BadInput, CtxwardError
 from ctxward.subagents.artifacts import (
     HEARTBEAT_STATUSES,
@@ -102,8 +102,7 @@ class ValueTooLarge(BadInput):
     code = "VALUE_TOO_LARGE"
 
 
-@dataclass(frozen=True, slots=True)
-class Shared:
+class Shared(Value):
     batch: str
     key: str
     bytes: int
@@ -207,8 +206,7 @@ def shared_read(
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class Heartbeat:
+class Heartbeat(Value):
     batch: str
     role: str
     status: str

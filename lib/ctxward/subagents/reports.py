@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ctxward.core.project import Project
+from ctxward.core.values import Value
 
 MAX_LINES = 40
 MAX_BYTES = 2048
@@ -30,8 +30,7 @@ REPORTS_BATCH = "reports"
 _MARKERS = "report-cap"  # .ctxward/report-cap/<session>/<agent>.json: did we block it last time?
 
 
-@dataclass(frozen=True, slots=True)
-class Size:
+class Size(Value):
     lines: int
     bytes: int
 
@@ -59,8 +58,7 @@ def final_report(data: Mapping[str, Any]) -> str:
     return last_assistant_text(os.path.expanduser(path))
 
 
-@dataclass(frozen=True, slots=True)
-class CapResult:
+class CapResult(Value):
     """What the cap did: 'exempt', 'off', 'under', 'recorded' or 'blocked'."""
 
     action: str

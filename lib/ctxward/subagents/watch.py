@@ -32,7 +32,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +39,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from ctxward.core.fsutil import read_regular
 from ctxward.core.project import Project
+from ctxward.core.values import Value
 from ctxward.errors import CtxwardError
 from ctxward.invariants.activate import activate
 from ctxward.invariants.distill import distill
@@ -64,16 +64,14 @@ _EXPECTED = (CtxwardError, OSError, ValueError)
 PLAN, SKILL, ARTIFACT, LAYOUT = "plan", "skill", "artifact", "layout"
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(Value):
     """A path that changed, and what kind of file it is (plan, skill, artifact or layout)."""
 
     kind: str
     path: Path
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
+class Report(Value):
     """One thing watch did, or could not do. `action`: distilled, reactivated, recorded, problem."""
 
     action: str
@@ -96,8 +94,7 @@ class Report:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Drift:
+class Drift(Value):
     """How a plan section compares with its skill file's current frontmatter."""
 
     plan: str
@@ -293,8 +290,7 @@ def _artifact_files(project: Project) -> list[Path]:
 # --- what to watch ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Value):
     """The folders and files that matter to one project, at one moment."""
 
     root: Path
