@@ -280,10 +280,47 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+class _Text:
+    """A string field of a view's dict, read on access: '' when absent or not a string."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __get__(self, view: Record | Message, owner: type | None = None) -> str:
+        return _str(view.raw.get(self.key))
+
+
+class _Flag:
+    """A true/false field of a view's dict, read on access: True only when it is `true`."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __get__(self, view: Record | Message, owner: type | None = None) -> bool:
+        return view.raw.get(self.key) is True
+
+
 class Record:
     """A view over one transcript line's dict; accessors never raise on odd shapes."""
 
     __slots__ = ("line", "offset", "raw", "size")
+    # The line's top-level fields, read on access.
+    type = _Text("type")
+    subtype = _Text("subtype")
+    uuid = _Text("uuid")
+    parent_uuid = _Text("parentUuid")
+    timestamp = _Text("timestamp")
+    session_id = _Text("sessionId")
+    agent_id = _Text("agentId")
+    request_id = _Text("requestId")
+    cwd = _Text("cwd")
+    is_sidechain = _Flag("isSidechain")
+    is_meta = _Flag("isMeta")
+    is_compact_summary = _Flag("isCompactSummary")
 
     def __init__(self, raw: dict[str, Any], line: int = 0, offset: int = 0, size: int = 0) -> None:
         self.raw = raw
@@ -293,57 +330,6 @@ class Record:
 
     def __repr__(self) -> str:
         return f"Record(type={self.type!r}, line={self.line})"
-
-    def _s(self, key: str) -> str:
-        return _str(self.raw.get(key))
-
-    @property
-    def type(self) -> str:
-        return self._s("type")
-
-    @property
-    def subtype(self) -> str:
-        return self._s("subtype")
-
-    @property
-    def uuid(self) -> str:
-        return self._s("uuid")
-
-    @property
-    def parent_uuid(self) -> str:
-        return self._s("parentUuid")
-
-    @property
-    def timestamp(self) -> str:
-        return self._s("timestamp")
-
-    @property
-    def session_id(self) -> str:
-        return self._s("sessionId")
-
-    @property
-    def agent_id(self) -> str:
-        return self._s("agentId")
-
-    @property
-    def request_id(self) -> str:
-        return self._s("requestId")
-
-    @property
-    def cwd(self) -> str:
-        return self._s("cwd")
-
-    @property
-    def is_sidechain(self) -> bool:
-        return self.raw.get("isSidechain") is True
-
-    @property
-    def is_meta(self) -> bool:
-        return self.raw.get("isMeta") is True
-
-    @property
-    def is_compact_summary(self) -> bool:
-        return self.raw.get("isCompactSummary") is True
 
     @property
     def is_api_error(self) -> bool:
@@ -450,25 +436,13 @@ class Message:
     """A view over a record's `message` dict (role, content blocks, usage)."""
 
     __slots__ = ("raw",)
+    role = _Text("role")
+    id = _Text("id")
+    model = _Text("model")
+    stop_reason = _Text("stop_reason")
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.raw = raw
-
-    @property
-    def role(self) -> str:
-        return _str(self.raw.get("role"))
-
-    @property
-    def id(self) -> str:
-        return _str(self.raw.get("id"))
-
-    @property
-    def model(self) -> str:
-        return _str(self.raw.get("model"))
-
-    @property
-    def stop_reason(self) -> str:
-        return _str(self.raw.get("stop_reason"))
 
     @property
     def blocks(self) -> tuple[dict[str, Any], ...]:
