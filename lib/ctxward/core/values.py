@@ -10,21 +10,20 @@ repr (`dataclasses.field(compare=False)`), so its records stay dataclasses toget
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, cast
-
-_V = TypeVar("_V", bound="Value")
-_T = TypeVar("_T")
-
-# `typing_extensions.dataclass_transform` for the type checker only: at run time the decorator
-# does nothing, and the standard library's own (3.11+) would cost this module nothing more than
-# a no-op, so neither is imported.
+# `typing.TYPE_CHECKING` without importing typing (~3 ms): the hooks import this module. The
+# decorator is `typing_extensions.dataclass_transform` for the type checker, a no-op at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, ClassVar, TypeVar
+
     from typing_extensions import dataclass_transform
+
+    _V = TypeVar("_V", bound="Value")
+    _T = TypeVar("_T")
 else:
 
-    def dataclass_transform(**_: object) -> Callable[[_T], _T]:
+    def dataclass_transform(**_: object) -> object:
         return lambda cls: cls
 
 
@@ -42,7 +41,7 @@ def field(*, default_factory: Callable[[], _T]) -> _T:
 
     Returns a marker the metaclass reads, typed as what it makes (as `dataclasses.field` is).
     """
-    return cast("_T", _Factory(default_factory))
+    return _Factory(default_factory)  # type: ignore[return-value]
 
 
 _MISSING = object()
