@@ -85,15 +85,12 @@ class Value(metaclass=_ValueType):
         names = self._fields_annotated
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes {len(names)} fields, not {len(args)}")
-        given = dict(
-            zip(names, args, strict=False)
-        )  # fewer args than fields: the rest by name or default
-        for name, value in kwargs.items():
-            if name not in names or name in given:
-                raise TypeError(f"{type(self).__name__}: unexpected or repeated field {name!r}")
-            given[name] = value
+        for name, value in zip(names, args, strict=False):  # the first fields, by position
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__}: field {name!r} given twice")
+            kwargs[name] = value
         for name in names:
-            value = given.get(name, _MISSING)
+            value = kwargs.pop(name, _MISSING)
             if value is _MISSING:
                 value = self._defaults.get(name, _MISSING)
                 if value is _MISSING:
@@ -101,6 +98,8 @@ class Value(metaclass=_ValueType):
                 if isinstance(value, _Factory):
                     value = value.make()
             object.__setattr__(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: no field {next(iter(kwargs))!r}")
 
     def _fields(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
