@@ -18,8 +18,10 @@ demo: $(STAMP)
 # Two workers (pytest-xdist) on this 2-core machine; the heavy variants (`-m slow`) and the
 # real-client suites (`make e2e`) run apart. Bytecode is cached even where the environment says
 # not to (PYTHONDONTWRITEBYTECODE): each hook process the tests start would compile ctxward again.
+# tests/hardening (all slow) and tests/e2e (all e2e) are not even collected: ~1 s per worker.
 test: $(STAMP)
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -m "not slow and not e2e" -n 2
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -m "not slow and not e2e" -n 2 \
+		--ignore=tests/hardening --ignore=tests/e2e
 
 # opencode-ai's postinstall runs `opencode --version`, which writes under the XDG folders:
 # they are kept inside its node_modules instead of the user's HOME.

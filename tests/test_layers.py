@@ -183,3 +183,17 @@ def test_templates_mirror_the_packages() -> None:
     assert loose == []
     assert [name for name in folders if name not in packages] == []
     assert len(folders) >= 10  # the walk saw the tree
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name with a leading underscore belongs to its module: what another module needs is
+    public in the module that owns it."""
+    borrowed = []
+    for path in MODULES.values():
+        for node in ast.walk(_parsed(path)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ctxward"):
+                names = [a.name for a in node.names if a.name[:1] == "_" and a.name[:2] != "__"]
+                borrowed += [f"{NAMES[path]}: {node.module}.{name}" for name in names]
+
+    assert borrowed == []
+    assert len(MODULES) > 100  # the walk saw the package

@@ -228,7 +228,7 @@ def test_doctor_lists_stale_plans_and_plans_of_other_branches(
     git(repo, "checkout", "-q", "main")
     git(repo, "branch", "-q", "-D", "gone-branch")
 
-    checks = {check.id: check for check in plan_checks._plan_checks(Project(repo))}
+    checks = {check.id: check for check in plan_checks.plan_checks(Project(repo))}
 
     stale = checks["plan.stale-plan.branch"]
     assert stale.status == "warn"

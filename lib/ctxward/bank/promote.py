@@ -24,18 +24,18 @@ from typing import Any
 from ctxward.bank import active, budget, inputs, state, trim, txn, xref, zz
 from ctxward.bank.active import ActiveContext
 from ctxward.bank.steps import (
-    _allocate,
-    _archive,
-    _changes,
-    _check_critical,
-    _classify,
-    _cross_reference,
-    _dedupe,
-    _files,
-    _int,
-    _plans,
-    _scrubbed,
+    allocate,
+    archive_progress,
+    changes,
+    check_critical,
+    classify,
+    cross_reference,
+    dedupe,
+    files,
+    int_or_none,
     phase_budget,
+    plans,
+    scrubbed,
 )
 from ctxward.compress import identity as identities
 from ctxward.compress import scoring
@@ -226,20 +226,22 @@ def promote(
             inputs=len(sources),
             discarded=list(collected.discarded),
         )
-        estimated = phases or _int(current.active.params.get("phases")) or settings.bank.phases
+        estimated = (
+            phases or int_or_none(current.active.params.get("phases")) or settings.bank.phases
+        )
         per_phase = budget.per_phase(total, estimated)
-        items, superseded = _dedupe(collected.items)
+        items, superseded = dedupe(collected.items)
         result.skipped.extend(superseded)
-        plan = _classify(items, current)
+        plan = classify(items, current)
         result.unchanged = plan.unchanged
-        _check_critical(current.active, plan.changing, total)
+        check_critical(current.active, plan.changing, total)
         registry = xref.Registry(current.index, current.ids, str(bank / state.NEXT_ID))
-        refs, decisions = _cross_reference(registry, plan, collected.skipped, feature, today)
-        modes, result.warnings = _allocate(
+        refs, decisions = cross_reference(registry, plan, collected.skipped, feature, today)
+        modes, result.warnings = allocate(
             current.active, plan.changing, per_phase, total, plan.updated
         )
-        _archive(current.log, plan, refs, decisions)
-        _plans(current.active, plan.others, feature)
+        archive_progress(current.log, plan, refs, decisions)
+        plans(current.active, plan.others, feature)
         result.skipped.extend(plan.skipped)
         result.promoted = [
             Promoted(
@@ -261,7 +263,7 @@ def promote(
             current.active.params["phases"] = str(phases)
         if feature:
             current.active.params["feature"] = feature
-        writes, result.trim = _files(
+        writes, result.trim = files(
             current, registry, gate, receiver, total, now, today, plan.replaced
         )
         rendered_zz = writes[bank / zz.relpath(gate)]
@@ -276,7 +278,7 @@ def promote(
             and source.label not in collected.kept
             and source.label not in plan.kept
         ]
-        if _changes(writes, deletes):
+        if changes(writes, deletes):
             current.active.params.update(
                 {
                     "last": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -285,7 +287,7 @@ def promote(
                     **_seals(project, rendered_zz, current.active),
                 }
             )
-            writes[bank / active.FILE] = _scrubbed(active.render(current.active, total))
+            writes[bank / active.FILE] = scrubbed(active.render(current.active, total))
         result.zz = zz.relpath(gate)
         result.written = txn.commit(bank, writes, deletes)
 

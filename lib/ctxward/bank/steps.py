@@ -82,7 +82,7 @@ def compress_summary(text: str, limit: int = 400) -> str:
     return cut_at_word(text, limit)
 
 
-def _dedupe(items: Sequence[Item]) -> tuple[list[Item], list[inputs.Skip]]:
+def dedupe(items: Sequence[Item]) -> tuple[list[Item], list[inputs.Skip]]:
     """One item per (kind, key) — the key holds the entry's identity; a later one wins (it is
     the newer text of the same entry) and the older is listed as superseded."""
     seen: dict[tuple[str, str], Item] = {}
@@ -127,7 +127,7 @@ def _logged(log: progress_log.ProgressLog, kind: str) -> set[str]:
     return {part.hash for chunk in log.chunks for part in chunk.items(kind)}
 
 
-def _classify(items: Sequence[Item], current: state.State) -> _Plan:
+def classify(items: Sequence[Item], current: state.State) -> _Plan:
     """Which entries change the bank (seed 000 §17: the same content hash → skip).
 
     An entry is looked up by its key (date, phase, agent and its own identity); a hash the bank
@@ -173,7 +173,7 @@ def _classify(items: Sequence[Item], current: state.State) -> _Plan:
     return plan
 
 
-def _check_critical(doc: ActiveContext, changing: Sequence[Item], total: int) -> None:
+def check_critical(doc: ActiveContext, changing: Sequence[Item], total: int) -> None:
     """§18: CRITICAL entries alone above TOTAL_BUDGET escalate before anything is written."""
     replaced = {item.key for item in changing}
     half = sum(r.cost for r in doc.rows() if r.band == "CRITICAL" and r.key not in replaced)
@@ -181,7 +181,7 @@ def _check_critical(doc: ActiveContext, changing: Sequence[Item], total: int) ->
     budget.check_critical(half, total)
 
 
-def _cross_reference(
+def cross_reference(
     registry: xref.Registry,
     plan: _Plan,
     skipped: Sequence[inputs.Skip],
@@ -229,7 +229,7 @@ def _cross_reference(
     return refs, decisions
 
 
-def _allocate(
+def allocate(
     doc: ActiveContext,
     changing: Sequence[Item],
     per_phase: int,
@@ -263,7 +263,7 @@ def _allocate(
     return modes, warnings
 
 
-def _archive(
+def archive_progress(
     log: progress_log.ProgressLog,
     plan: _Plan,
     refs: dict[tuple[str, str], list[str]],
@@ -282,7 +282,7 @@ def _archive(
         chunk.put(LogItem(item.kind, item.hash, lines, attrs))
 
 
-def _plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> None:
+def plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> None:
     """01 `## Plans` (C4): one row per (date, feature); an existing row is left alone."""
     for item in others:
         if item.kind != "plan":
@@ -296,7 +296,7 @@ def _plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> N
                 doc.order.append(PLANS)
 
 
-def _files(
+def files(
     current: state.State,
     registry: xref.Registry,
     gate: str,
@@ -322,12 +322,12 @@ def _files(
         writes[bank / state.NEXT_ID] = current.ids.as_json()
     writes[bank / progress_log.FILE] = progress_log.render(current.log)
     writes[bank / active.FILE] = active.render(current.active, total)
-    return {path: _scrubbed(text) for path, text in writes.items()}, (
+    return {path: scrubbed(text) for path, text in writes.items()}, (
         report if report.trimmed else None
     )
 
 
-def _changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
+def changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
     """Whether committing would change anything (the time stamp is only set then)."""
     if any(path.is_file() for path in deletes):
         return True
@@ -342,13 +342,13 @@ def _changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
     return False
 
 
-def _scrubbed(text: str) -> str:
+def scrubbed(text: str) -> str:
     from ctxward.core.scrub import redact
 
     return redact(text)
 
 
-def _int(value: str | None) -> int | None:
+def int_or_none(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() else None
 
 

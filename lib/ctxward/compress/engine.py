@@ -21,13 +21,13 @@ from typing import Any
 from ctxward.compress import scoring
 from ctxward.compress.entries import BAND_TEMPLATES, MEDIUM_CHARS, Entry, Result, Run
 from ctxward.compress.lines import (
-    _endpoints,
-    _gotcha,
-    _unique,
+    endpoints_in,
     extract,
     files_text,
     first_sentence,
+    gotcha,
     sentences,
+    unique,
 )
 from ctxward.compress.parse import parse_entries
 from ctxward.compress.scoring import Preflight, Score, Tables
@@ -53,7 +53,9 @@ def semantic(
         for aspect in row.get("extract") or []
         for item in extract(str(aspect), fields, scoring.narrative(fields), files)
     ]
-    endpoints = [e for e in _endpoints(summary) if e.split()[-1] not in (found[0] if found else "")]
+    endpoints = [
+        e for e in endpoints_in(summary) if e.split()[-1] not in (found[0] if found else "")
+    ]
     risky = [
         keyword
         for keyword in scoring.find_keywords(scoring.narrative(fields), tables)
@@ -63,8 +65,8 @@ def semantic(
         "what": cut_at_word(found[0], 200).rstrip(" .") if found else "",
         "contract": endpoints[:2],
         "include": str(row.get("include", "")),
-        "details": _unique(details),
-        "gotcha": _gotcha(fields, found),
+        "details": unique(details),
+        "gotcha": gotcha(fields, found),
         "risk_category": risky[0].category if risky and score.dimensions["risk"] > 0 else "",
         "risk_terms": [keyword.term for keyword in risky][:3],
     }
@@ -207,11 +209,11 @@ def _with_stored_original(run: Run, scrubbed: str, project: Project | None) -> R
 
     stored = offload(project, scrubbed, "md")
     path = project.relative(stored.path)
-    results = tuple(_with_original(r, path, stored.sha256) for r in run.results)
+    results = tuple(with_original(r, path, stored.sha256) for r in run.results)
     return Run(run.label, run.bytes_before, results, run.redactions)
 
 
-def _with_original(result: Result, path: str, sha256: str) -> Result:
+def with_original(result: Result, path: str, sha256: str) -> Result:
     return Result(
         result.entry,
         result.sender,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.compress import scoring
-from ctxward.compress.engine import _with_original, compress_text
+from ctxward.compress.engine import compress_text, with_original
 from ctxward.compress.scoring import Tables
 from ctxward.compress.staging import Handoff, Staged, read_staged, stage, stage_dir
 from ctxward.core.fsutil import read_regular_text
@@ -67,7 +67,7 @@ def handoff(project: Project, tables: Tables, *, phase: str | None = None) -> Ha
                 continue
             original = staged.attrs.get("original", "") if staged else ""
             if original:  # keep pointing at what the sub-agent wrote, not at the staged copy
-                result = _with_original(result, original, Path(original).stem)
+                result = with_original(result, original, Path(original).stem)
             if not result.compressed:
                 skipped.append(
                     (f"{project.relative(path)} [{result.agent}]", result.preflight.reason)

@@ -191,7 +191,7 @@ def first_sentence(text: str, limit: int) -> str:
     return cut_at_word(found[0] if found else "", limit)
 
 
-def _unique(values: Iterable[str]) -> list[str]:
+def unique(values: Iterable[str]) -> list[str]:
     seen: dict[str, None] = {}
     for value in values:
         value = value.strip().strip("`\"'")
@@ -208,11 +208,11 @@ def _groups(pattern: re.Pattern[str], text: str) -> list[str]:
     return out
 
 
-def _endpoints(text: str) -> list[str]:
+def endpoints_in(text: str) -> list[str]:
     found = [f"{m.group(1)} {m.group(2)}" for m in _ENDPOINT.finditer(text)]
     paths = {m.group(2) for m in _ENDPOINT.finditer(text)}
     found += [m.group(0) for m in _API_PATH.finditer(text) if m.group(0) not in paths]
-    return _unique(found)
+    return unique(found)
 
 
 def _status_codes(text: str) -> list[str]:
@@ -220,7 +220,7 @@ def _status_codes(text: str) -> list[str]:
     for sentence in sentences(text):
         if _STATUS_CONTEXT.search(sentence):
             codes += _STATUS_CODE.findall(sentence)
-    return _unique(codes)
+    return unique(codes)
 
 
 def extract(kind: str, fields: Mapping[str, Any], text: str, files: Sequence[str]) -> list[str]:
@@ -229,39 +229,39 @@ def extract(kind: str, fields: Mapping[str, Any], text: str, files: Sequence[str
         value = scoring.text_of(fields.get(kind))
         return [f"{kind.replace('_', ' ')} {value}"] if value else []
     if kind == "endpoints":
-        return _endpoints(text)
+        return endpoints_in(text)
     if kind == "status_codes":
         return _status_codes(text)
     if kind == "shapes":
-        return _unique(m.group(0) for m in _SHAPE.finditer(text))
+        return unique(m.group(0) for m in _SHAPE.finditer(text))
     if kind == "tables":
-        return _unique(t for t in _groups(_TABLE, text) if t.lower() not in _NOT_TABLE)
+        return unique(t for t in _groups(_TABLE, text) if t.lower() not in _NOT_TABLE)
     if kind == "relationships":
-        return _unique(m.group(0) for m in _RELATION.finditer(text))
+        return unique(m.group(0) for m in _RELATION.finditer(text))
     if kind == "columns":
-        return _unique(_groups(_COLUMN, text))
+        return unique(_groups(_COLUMN, text))
     if kind == "migrations":
         names = [m.group(1) for f in files if (m := _MIGRATION_FILE.search(f))]
-        return _unique(names + _MIGRATION_VERSION.findall(text))
+        return unique(names + _MIGRATION_VERSION.findall(text))
     if kind == "types":
-        return _unique(_SQL_TYPE.findall(text))
+        return unique(_SQL_TYPE.findall(text))
     if kind == "defaults":
-        return _unique(f"default {d}" for d in _DEFAULT.findall(text))
+        return unique(f"default {d}" for d in _DEFAULT.findall(text))
     if kind == "components":
         from_files = [m.group(1) for f in files if (m := _COMPONENT_FILE.search(f))]
-        return _unique(_COMPONENT.findall(text) + from_files)
+        return unique(_COMPONENT.findall(text) + from_files)
     if kind == "handlers":
-        return _unique(_HANDLER.findall(text))
+        return unique(_HANDLER.findall(text))
     if kind == "env_vars":
-        return _unique(_ENV_VAR.findall(text))
+        return unique(_ENV_VAR.findall(text))
     if kind == "config_files":
-        return _unique(f for f in files if _CONFIG_FILE.search(f))
+        return unique(f for f in files if _CONFIG_FILE.search(f))
     if kind == "deploy_targets":
-        return _unique(_DEPLOY_TARGET.findall(text))
+        return unique(_DEPLOY_TARGET.findall(text))
     return []
 
 
-def _gotcha(fields: Mapping[str, Any], summary_sentences: Sequence[str]) -> str:
+def gotcha(fields: Mapping[str, Any], summary_sentences: Sequence[str]) -> str:
     for name in _GOTCHA_FIELDS:
         value = fields.get(name)
         if isinstance(value, list):

@@ -39,7 +39,7 @@ LOG_SUFFIX = ".tools.jsonl"
 STATE_SUFFIX = ".drift.json"
 
 
-_ORPHAN_SECONDS = 60  # a state write takes microseconds; a temporary file this old is a crash's
+ORPHAN_SECONDS = 60  # a state write takes microseconds; a temporary file this old is a crash's
 
 
 STATE_VERSION = 1

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 from ctxward.drift.log import (
-    _public,
     analyze_transcript,
     describe,
     log_path,
     newest_log,
+    public,
     read_log,
     sessions_folder,
 )
@@ -46,7 +46,7 @@ def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[
             {
                 "signature": report.get("signature"),
                 "name": NAMES.get(str(report.get("signature")), str(report.get("signature"))),
-                "evidence": _public(evidence),
+                "evidence": public(evidence),
                 "label": label if same_call or not evidence.get("id") else "",
             }
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _claude_payload(event: str, root: Path) -> dict[str, Any]:
+def claude_payload(event: str, root: Path) -> dict[str, Any]:
     base: dict[str, Any] = {
         "session_id": "ctxward-doctor",
         "transcript_path": "",
@@ -52,7 +52,7 @@ def _claude_payload(event: str, root: Path) -> dict[str, Any]:
     return {**base, **extra.get(event, {})}
 
 
-def _codex_payload(event: str, root: Path) -> dict[str, Any]:
+def codex_payload(event: str, root: Path) -> dict[str, Any]:
     """A synthetic payload of Codex CLI 0.169.0's shape (hosts/codex.py) for `event`."""
     payload: dict[str, Any] = {
         "session_id": "ctxward-doctor",
@@ -83,7 +83,7 @@ def _codex_payload(event: str, root: Path) -> dict[str, Any]:
     return {**payload, **extra.get(event, {})}
 
 
-def _gemini_payload(event: str, root: Path) -> dict[str, Any]:
+def gemini_payload(event: str, root: Path) -> dict[str, Any]:
     """What Gemini CLI 0.61.0 sends for `event` (tests/fixtures/gemini-cli-0.61.0/)."""
     payload: dict[str, Any] = {
         "session_id": "ctxward-doctor",
@@ -119,7 +119,7 @@ def _gemini_payload(event: str, root: Path) -> dict[str, Any]:
     return {**payload, **extra.get(event, {})}
 
 
-_OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
+OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
     "pre-compact": (
         "PreCompact",
         lambda root: {

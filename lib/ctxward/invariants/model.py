@@ -34,7 +34,7 @@ _PAYLOAD_SOURCE = re.compile(r"<!-- ctxward: distilled from .* sha256=([0-9a-f]{
 
 
 # A shipped pack's full rules, as a plan names them (the command prints its SKILL.md).
-_PACK_REFERENCE = "`ctxward packs {name}` (shipped with ctxward)"
+PACK_REFERENCE = "`ctxward packs {name}` (shipped with ctxward)"
 
 
 SKILL_SEARCH_PATHS = (
@@ -147,7 +147,7 @@ def validate_slug(slug: str) -> str:
     return slug
 
 
-def _validate_rules(value: object, source: str) -> tuple[str, ...]:
+def validate_rules(value: object, source: str) -> tuple[str, ...]:
     if value is None:
         raise BadInput(f"{source}: front matter has no 'invariants' list")
     if not isinstance(value, list) or not value:

@@ -12,12 +12,12 @@ from ctxward.core.fsutil import (
 from ctxward.core.project import Project
 from ctxward.errors import BadInput
 from ctxward.invariants.model import (
-    _PACK_REFERENCE,
     MAX_SKILL_BYTES,
+    PACK_REFERENCE,
     SKILL_NAME_PATTERN,
     SKILL_SEARCH_PATHS,
     Skill,
-    _validate_rules,
+    validate_rules,
 )
 
 
@@ -41,7 +41,7 @@ def load_skill(path: Path) -> Skill:
     priority = meta.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise BadInput(f"{source}: 'priority' must be a whole number, got {priority!r}")
-    rules = _validate_rules(meta.get("invariants"), source)
+    rules = validate_rules(meta.get("invariants"), source)
     return Skill(name=name, rules=rules, path=path, priority=priority)
 
 
@@ -93,7 +93,7 @@ def full_rules_reference(project: Project, skill: Skill) -> str:
 
     shipped = data_dir("invariants").resolve()
     if skill.path.resolve().is_relative_to(shipped):
-        return _PACK_REFERENCE.format(name=skill.name)
+        return PACK_REFERENCE.format(name=skill.name)
     return project.relative(skill.path)
 
 
@@ -101,7 +101,7 @@ def full_rules_path(project: Project, reference: str) -> Path | None:
     """The skill file a section's full-rules reference names (`full_rules_reference`)."""
     if not reference:
         return None
-    before, _, after = _PACK_REFERENCE.partition("{name}")
+    before, _, after = PACK_REFERENCE.partition("{name}")
     named = f"{re.escape(before)}({SKILL_NAME_PATTERN.pattern}){re.escape(after)}"
     pack = re.fullmatch(named, reference)
     if pack:

@@ -12,46 +12,46 @@ from ctxward.core.text import tokens_of_size
 from ctxward.core.values import Value
 from ctxward.errors import BadInput
 from ctxward.sessions.patterns import (
-    _ACTION,
-    _ACTION_LEAD,
-    _ARCHITECTURE,
-    _CAUSE,
-    _CAUSE_LEAD,
-    _COMPLETED,
-    _DANGLING,
-    _DECISION,
-    _DECISION_LEAD,
-    _ERROR,
-    _FILLER,
-    _FIX,
-    _FIX_LEAD,
-    _GREETING,
-    _LEVEL,
-    _LEVELS,
-    _PATTERN,
-    _PREFERENCE,
-    _REASON,
-    _REMINDER,
-    _SKILL,
-    _SKILL_CHANGE,
-    _STACK,
-    _STACK_ALIASES,
+    ACTION,
+    ACTION_LEAD,
+    ARCHITECTURE,
     CAUSE,
     CAUSE_CHARS,
+    CAUSE_LEAD,
+    CAUSE_WORDS,
     COMMON_WORD,
+    COMPLETED,
+    DANGLING,
+    DECISION,
+    DECISION_LEAD,
     DONE,
+    ERROR,
     ERROR_CHARS,
+    FILLER,
+    FIX,
     FIX_CHARS,
+    FIX_LEAD,
     FIX_MARK,
     FIX_WINDOW,
+    GREETING,
+    LEVEL,
+    LEVELS,
+    PATTERN,
+    PREFERENCE,
+    REASON,
+    REMINDER,
+    SKILL,
+    SKILL_CHANGE,
+    STACK,
+    STACK_ALIASES,
     STACK_SIZE,
-    _architecture,
-    _condense,
-    _lower,
-    _similar,
-    _typed_text,
-    _words,
+    architecture,
+    condense,
+    content_words,
+    lower,
     sentences,
+    similar,
+    typed_text,
 )
 
 
@@ -90,12 +90,12 @@ class _Category:
         self.by_word: dict[str, set[int]] = {}  # word -> positions in items
 
     def add(self, text: str, message: int, source: str) -> _Item | None:
-        words = _words(source)
+        words = content_words(source)
         if len(words) < 2 or not text:
             return None
-        reasoned = bool(_REASON.search(source))
+        reasoned = bool(REASON.search(source))
         for item in self.sharing(words):
-            if _similar(item.words, words):
+            if similar(item.words, words):
                 item.message = message
                 if reasoned and not item.reasoned and not item.fixed:
                     item.text, item.reasoned = text, True
@@ -205,8 +205,8 @@ class _Extractor:
                         self.skill_uses[" ".join(name.split())[:40]] += 1
         if record.is_meta or role not in ("user", "assistant"):
             return
-        text = _typed_text(message.text) if role == "user" else message.text
-        if not _REMINDER.sub("", text).strip():
+        text = typed_text(message.text) if role == "user" else message.text
+        if not REMINDER.sub("", text).strip():
             return
         from ctxward.core.scrub import scrub
 
@@ -244,55 +244,59 @@ class _Extractor:
         self.content_bytes += size
 
     def _sentence(self, sentence: str, role: str) -> None:
-        if sentence.endswith("?") or (_GREETING.match(sentence) and len(_words(sentence)) < 3):
+        if sentence.endswith("?") or (
+            GREETING.match(sentence) and len(content_words(sentence)) < 3
+        ):
             return
         n = self.messages
-        for match in _STACK.finditer(sentence):
-            name = _STACK_ALIASES.get(match.group(1), match.group(1))
+        for match in STACK.finditer(sentence):
+            name = STACK_ALIASES.get(match.group(1), match.group(1))
             self.stack[name] += 1
             self.stack_order.setdefault(name, len(self.stack_order))
             if match.group(2):
                 self.versions.setdefault(name, match.group(2))
-        if _COMPLETED.search(sentence):
+        if COMPLETED.search(sentence):
             self._complete(sentence)
-        if role == "user" and _LEVEL.search(sentence):
+        if role == "user" and LEVEL.search(sentence):
             self._level(sentence)
-        if _ACTION.search(sentence):
-            self.actions.add(_condense(sentence, lead=_ACTION_LEAD), n, sentence)
-        elif _ERROR.search(sentence) and not _FIX_LEAD.match(_FILLER.sub("", sentence)):
+        if ACTION.search(sentence):
+            self.actions.add(condense(sentence, lead=ACTION_LEAD), n, sentence)
+        elif ERROR.search(sentence) and not FIX_LEAD.match(FILLER.sub("", sentence)):
             self._error(sentence, n)
-        elif _FIX.search(sentence):
+        elif FIX.search(sentence):
             self._fix(sentence, n)
         elif (
-            _CAUSE.search(sentence) and not _DECISION.search(sentence) and self._cause(sentence, n)
+            CAUSE_WORDS.search(sentence)
+            and not DECISION.search(sentence)
+            and self._cause(sentence, n)
         ):
             pass
-        elif _DECISION.search(sentence):
-            self.decisions.add(_condense(sentence, lead=_DECISION_LEAD), n, sentence)
-        elif role == "user" and (preference := _PREFERENCE.search(sentence)):
+        elif DECISION.search(sentence):
+            self.decisions.add(condense(sentence, lead=DECISION_LEAD), n, sentence)
+        elif role == "user" and (preference := PREFERENCE.search(sentence)):
             said = sentence[preference.start() :]
-            self.preferences.add(_condense(said, 60), n, said)
-        elif _ARCHITECTURE.search(sentence):
-            self.architecture.add(_architecture(sentence), n, sentence)
-        elif _SKILL.search(sentence) and _SKILL_CHANGE.search(sentence):
-            self.skills.add(_condense(sentence, 40), n, sentence)
-        elif _PATTERN.search(sentence):
-            self.patterns.add(_condense(sentence, 40), n, sentence)
+            self.preferences.add(condense(said, 60), n, said)
+        elif ARCHITECTURE.search(sentence):
+            self.architecture.add(architecture(sentence), n, sentence)
+        elif SKILL.search(sentence) and SKILL_CHANGE.search(sentence):
+            self.skills.add(condense(sentence, 40), n, sentence)
+        elif PATTERN.search(sentence):
+            self.patterns.add(condense(sentence, 40), n, sentence)
 
     def _error(self, sentence: str, n: int) -> None:
         """A new error (or one said again); its cause and fix when the same sentence says them."""
-        cause = _CAUSE.search(sentence)
+        cause = CAUSE_WORDS.search(sentence)
         if cause is not None and cause.start() > 0:
-            head = _DANGLING.sub("", sentence[: cause.start()])
-            tail = _CAUSE_LEAD.sub("", sentence[cause.start() :])
-            text = _condense(head, ERROR_CHARS) + CAUSE + _lower(_condense(tail, CAUSE_CHARS))
+            head = DANGLING.sub("", sentence[: cause.start()])
+            tail = CAUSE_LEAD.sub("", sentence[cause.start() :])
+            text = condense(head, ERROR_CHARS) + CAUSE + lower(condense(tail, CAUSE_CHARS))
         else:
-            text = _condense(sentence, ERROR_CHARS)
+            text = condense(sentence, ERROR_CHARS)
         item = self.errors.add(text, n, sentence)
         if item is None:
             return
         item.caused = item.caused or cause is not None
-        if _FIX.search(sentence):
+        if FIX.search(sentence):
             item.fixed = True  # the error and its fix in one sentence
 
     def _recent_error(self, n: int, unless: str) -> _Item | None:
@@ -307,14 +311,14 @@ class _Extractor:
     def _fix(self, sentence: str, n: int) -> None:
         """Join a fix to the latest unfixed error said shortly before, else keep it alone
         (marked fixed: a fix is never an open item)."""
-        fix = _condense(_FIX_LEAD.sub("", _FILLER.sub("", sentence)), FIX_CHARS)
+        fix = condense(FIX_LEAD.sub("", FILLER.sub("", sentence)), FIX_CHARS)
         item = self._recent_error(n, "fixed")
         if item is not None:
-            item.text = f"{item.text}{FIX_MARK}{_lower(fix)}"
-            self.errors.grow(item, _words(sentence))
+            item.text = f"{item.text}{FIX_MARK}{lower(fix)}"
+            self.errors.grow(item, content_words(sentence))
             item.fixed = True
             return
-        alone = self.errors.add(FIX_MARK.lstrip() + _condense(sentence), n, sentence)
+        alone = self.errors.add(FIX_MARK.lstrip() + condense(sentence), n, sentence)
         if alone is not None:
             alone.fixed = True
 
@@ -323,16 +327,16 @@ class _Extractor:
         item = self._recent_error(n, "caused")
         if item is None:
             return False
-        cause = _lower(_condense(_CAUSE_LEAD.sub("", _FILLER.sub("", sentence)), CAUSE_CHARS))
+        cause = lower(condense(CAUSE_LEAD.sub("", FILLER.sub("", sentence)), CAUSE_CHARS))
         error, mark, fix = item.text.partition(FIX_MARK)
         item.text = f"{error}{CAUSE}{cause}{mark}{fix}"
-        self.errors.grow(item, _words(sentence))
+        self.errors.grow(item, content_words(sentence))
         item.caused = True
         return True
 
     def _complete(self, sentence: str) -> None:
         """Mark an earlier open action done when this sentence says it was done."""
-        words = _words(sentence)
+        words = content_words(sentence)
         for item in self.actions.sharing(words):
             if item.done or item.message >= self.messages:
                 continue
@@ -340,7 +344,7 @@ class _Extractor:
                 item.done = True
 
     def _level(self, sentence: str) -> None:
-        match = _LEVEL.search(sentence)
+        match = LEVEL.search(sentence)
         if match is None:  # pragma: no cover - the caller matched it
             return
         said = (match.group(1) or "").lower()
@@ -349,7 +353,7 @@ class _Extractor:
         elif match.group(3):
             level = "advanced"
         else:
-            level = _LEVELS.get(said, "intermediate")
+            level = LEVELS.get(said, "intermediate")
         if not self.levels or self.levels[-1] != level:
             self.levels.append(level)
 

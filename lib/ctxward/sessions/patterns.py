@@ -81,7 +81,7 @@ def sessions_dir(project: Project) -> Path:
 _I = re.IGNORECASE
 
 
-_ACTION = re.compile(
+ACTION = re.compile(
     r"\b(?:todo|to-do|fixme|next steps?\b|next up\b|next:|next (?:time|session|sprint)\b|"
     r"follow[- ]?ups?\b|action items?\b|still (?:have|need) to\b|have yet to\b|remaining:|"
     r"pending:|left to do\b|needs? to (?!(?:read|check|look|see|find|understand|run|inspect|"
@@ -92,7 +92,7 @@ _ACTION = re.compile(
 )
 
 
-_ERROR = re.compile(
+ERROR = re.compile(
     r"\b(?:(?i:tracebacks?|bugs?|crash(?:es|ed)?|fail(?:s|ed|ing|ures?)?|broken|breaks|broke|"
     r"regressions?|hangs|times? out|timed out|leaks?|"
     r"segfault|panic(?:ked)?|n\+1|errors?(?! (?:handling|handlers?|messages?|codes?|pages?|"
@@ -101,7 +101,7 @@ _ERROR = re.compile(
 )
 
 
-_FIX = re.compile(
+FIX = re.compile(
     r"\b(?:fixed|fix(?:ed)? (?:it |this |that )?by|the fix (?:is|was)|fixes|resolved|solved|"
     r"patched|workaround)\b",
     _I,
@@ -109,12 +109,12 @@ _FIX = re.compile(
 
 
 # What an error's cause is said with (seed 001: "Error + cause + fix").
-_CAUSE = re.compile(
+CAUSE_WORDS = re.compile(
     r"\b(?:caused by|root cause|the cause|because|due to|comes from|turned out|happens when)\b", _I
 )
 
 
-_CAUSE_LEAD = re.compile(
+CAUSE_LEAD = re.compile(
     r"^(?:(?:the )?(?:root )?cause (?:is|was)(?: that)?|(?:that|this|it) (?:happens|happened|"
     r"fails|failed|breaks|broke) because|because(?: of)?|caused by|due to|comes from|"
     r"(?:it )?turned out(?: that)?|happens when)\s*:?\s*",
@@ -122,10 +122,10 @@ _CAUSE_LEAD = re.compile(
 )
 
 
-_DANGLING = re.compile(r"(?:[\s,;:—-]+(?:the|a|an|and|but|which|this|that))*[\s,;:—-]*$", _I)
+DANGLING = re.compile(r"(?:[\s,;:—-]+(?:the|a|an|and|but|which|this|that))*[\s,;:—-]*$", _I)
 
 
-_DECISION = re.compile(
+DECISION = re.compile(
     r"\b(?:decided|decide to|decision|chose|choose to|chosen|selected|opted|settled on|"
     r"let'?s (?:go with|use|stick with|keep|switch to)|let us (?:go with|use)|"
     r"we'?ll (?:use|go with|stick with|keep|switch to)|we will (?:use|go with|stick with)|"
@@ -135,10 +135,10 @@ _DECISION = re.compile(
 )
 
 
-_REASON = re.compile(r"\b(?:because|since|so that|for|to avoid|due to)\b|\(|→|—", _I)
+REASON = re.compile(r"\b(?:because|since|so that|for|to avoid|due to)\b|\(|→|—", _I)
 
 
-_LEVEL = re.compile(
+LEVEL = re.compile(
     r"\b(?:i'?m|i am)\s+(?:(?:a|an|still|quite|pretty|very|fairly|relatively|completely|"
     r"totally|really)\s+)*(new to|beginner|novice|junior|learning|intermediate|mid-level|"
     r"senior|expert|experienced|advanced|familiar with|comfortable with)\b|"
@@ -149,7 +149,7 @@ _LEVEL = re.compile(
 )
 
 
-_LEVELS = {
+LEVELS = {
     "new to": "beginner",
     "beginner": "beginner",
     "novice": "beginner",
@@ -166,7 +166,7 @@ _LEVELS = {
 }
 
 
-_PREFERENCE = re.compile(
+PREFERENCE = re.compile(
     r"\b(?:i (?:prefer|'d prefer|would prefer|'d rather|would rather)|i'd like (?:you )?to|"
     r"please (?:always|never|keep|avoid|use|don'?t|do not|stop|respond|answer|reply|explain|"
     r"write|show|give)|(?:always|never) (?:use|write|add|run|commit|push|ask|explain|show|give)|"
@@ -185,25 +185,25 @@ _ARCHITECTURE_STYLE = re.compile(
 )
 
 
-_ARCHITECTURE = re.compile(rf"{_ARCHITECTURE_STYLE.pattern}|\barchitecture\b", _I)
+ARCHITECTURE = re.compile(rf"{_ARCHITECTURE_STYLE.pattern}|\barchitecture\b", _I)
 
 
-_SKILL = re.compile(r"\bskills?\b", _I)
+SKILL = re.compile(r"\bskills?\b", _I)
 
 
-_SKILL_CHANGE = re.compile(
+SKILL_CHANGE = re.compile(
     r"\b(?:updated|added|created|changed|improved|learned|activated|edited|new|renamed)\b", _I
 )
 
 
-_PATTERN = re.compile(
+PATTERN = re.compile(
     r"\b(?:patterns?|conventions?|recurring|keeps? (?:failing|happening|breaking|coming up)|"
     r"every time|each time|again and again|consistently|as usual|tends? to)\b",
     _I,
 )
 
 
-_COMPLETED = re.compile(
+COMPLETED = re.compile(
     r"^(?:(?:i|we)(?:'ve| have)?\s+)?(?:now\s+|just\s+)?(?:added|implemented|finished|"
     r"completed|wrote|written|created|fixed|shipped|merged|deployed|set up|done with|done:)\b|"
     r"\b(?:is|are|'s) (?:now )?(?:done|complete|completed|finished|in place|implemented)\b",
@@ -212,7 +212,7 @@ _COMPLETED = re.compile(
 
 
 # Technology names for the architecture's stack: matched case-sensitively (React, not "react").
-_STACK = re.compile(
+STACK = re.compile(
     r"(?<![\w.-])(Python|Django|Flask|FastAPI|Node\.js|TypeScript|JavaScript|React|Vue|Svelte|"
     r"Angular|Next\.js|Tailwind|Laravel|PHP|Ruby on Rails|Rails|Golang|Rust|Java|Kotlin|"
     r"Swift|PostgreSQL|Postgres|MySQL|MariaDB|SQLite|MongoDB|Redis|Kafka|RabbitMQ|"
@@ -222,7 +222,7 @@ _STACK = re.compile(
 )
 
 
-_STACK_ALIASES = {"Postgres": "PostgreSQL"}
+STACK_ALIASES = {"Postgres": "PostgreSQL"}
 
 
 _TRIGGER_WORDS = (
@@ -246,7 +246,7 @@ _STOP = frozenset(_TRIGGER_WORDS.split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#_.-]*[a-z0-9+#]|[a-z0-9]")
 
 
-_FILLER = re.compile(
+FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|well|alright|all right|right|great|perfect|cool|sure|yes|yeah|"
     r"thanks|thank you|hmm|now|also|and|but|anyway|i think|i guess|basically|actually|"
     r"honestly|got it|sounds good|good)\b[,:;!.]*\s*)+",
@@ -262,7 +262,7 @@ _LABEL = re.compile(
 
 
 # Lead-ins that say which category a sentence is in, and nothing else, once it is in it.
-_DECISION_LEAD = re.compile(
+DECISION_LEAD = re.compile(
     r"^(?:(?:let'?s|let us) (?:go with|stick with|switch to)|(?:we|i)(?:'ve| have)? decided "
     r"(?:to|on|that)|decided (?:to|on|that)|(?:we|i)(?:'ll| will) (?:go with|stick with)|"
     r"(?:we|i) chose(?: to)?|(?:we|i)(?:'re| are) going with|going with)\s+",
@@ -273,14 +273,14 @@ _DECISION_LEAD = re.compile(
 _USE_LEAD = re.compile(r"^(?:let'?s|let us|we'?ll|we will|we(?:'re| are) going to) use\s+", _I)
 
 
-_ACTION_LEAD = re.compile(
+ACTION_LEAD = re.compile(
     r"^(?:(?:we|i|you) (?:still |also )?(?:need|have) to|(?:we|i) should(?: also)?|"
     r"(?:we|i) still have to)\s+",
     _I,
 )
 
 
-_FIX_LEAD = re.compile(
+FIX_LEAD = re.compile(
     r"^(?:(?:i|we)(?:'ve| have)?\s+)?(?:fixed (?:it|this|that|the \S+)? ?by|the fix (?:is|was)"
     r"(?: to)?|fixed:|fix:|resolved (?:it )?by|solved (?:it )?by)\s*",
     _I,
@@ -293,7 +293,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(`\[A-Z0-9])")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|\[[ xX]\])\s+")
 
 
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
+REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
 
 
 _DIGIT = re.compile(r"\d")
@@ -305,7 +305,7 @@ _PARENTHETICAL = re.compile(r"\s*\([^()]{1,60}\)")
 _MARKUP = re.compile(r"\*\*|__|`+|^#+\s*")
 
 
-_GREETING = re.compile(
+GREETING = re.compile(
     r"^(?:hi|hello|hey|good (?:morning|afternoon|evening)|welcome|thanks?|thank you|bye|"
     r"goodbye|cheers|you're welcome|no problem|happy to help|glad)\b",
     _I,
@@ -334,7 +334,7 @@ _NOT_TYPED = (
 )
 
 
-def _words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
     """The content words of `text`: lower-cased, trigger and stop words removed, plural folded."""
     found = set()
     for word in _WORD.findall(text.lower()):
@@ -346,7 +346,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
+def similar(a: frozenset[str], b: frozenset[str]) -> bool:
     """Whether two sentences say the same thing (one idea in other words).
 
     Most of the smaller one's words in the other, or most of both in common; never when a
@@ -373,13 +373,13 @@ def _cut(text: str, limit: int) -> str:
     return (head[:at] if at >= limit // 2 else head).rstrip(" ,;:") + "…"
 
 
-def _condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | None = None) -> str:
+def condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | None = None) -> str:
     """A sentence as a summary item: no filler, label, lead-in or markup; capitalised; within
     `limit`."""
     text = " ".join(_MARKUP.sub("", sentence).split())
     for _ in range(2):
-        text = _LABEL.sub("", _FILLER.sub("", text))
-    if lead is _DECISION_LEAD:
+        text = _LABEL.sub("", FILLER.sub("", text))
+    if lead is DECISION_LEAD:
         text = _USE_LEAD.sub("Use ", text)
     if lead is not None:
         text = lead.sub("", text)
@@ -389,16 +389,16 @@ def _condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | No
     return _cut(text, limit)
 
 
-def _lower(text: str) -> str:
+def lower(text: str) -> str:
     """`text` with its first letter lower-cased, unless it starts a name (URL, PostgreSQL)."""
     if text[:1].isupper() and not text[1:2].isupper():
         return text[0].lower() + text[1:]
     return text
 
 
-def _architecture(sentence: str) -> str:
+def architecture(sentence: str) -> str:
     """The architecture's pattern: its name, and the parenthesis that follows it, if any."""
-    match = _ARCHITECTURE_STYLE.search(sentence) or _ARCHITECTURE.search(sentence)
+    match = _ARCHITECTURE_STYLE.search(sentence) or ARCHITECTURE.search(sentence)
     if match is None:  # pragma: no cover - the caller matched it
         return ""
     end = match.end()
@@ -407,16 +407,16 @@ def _architecture(sentence: str) -> str:
     more = _PARENTHETICAL.match(sentence, end)
     if more:
         end = more.end()
-    return _condense(sentence[match.start() : end], 50)
+    return condense(sentence[match.start() : end], 50)
 
 
-def _typed_text(text: str) -> str:
+def typed_text(text: str) -> str:
     return "" if text.lstrip().startswith(_NOT_TYPED) else text
 
 
 def sentences(text: str) -> Iterator[str]:
     """The prose sentences of a message: reminders, fenced code and code-like lines dropped."""
-    text = _REMINDER.sub("\n", text)
+    text = REMINDER.sub("\n", text)
     fence = ""
     for raw in text.splitlines():
         stripped = raw.strip()

@@ -22,7 +22,7 @@ SLOW_SECONDS = 2.0  # a hook answer slower than this is a warning (PreToolUse ru
 SHOWN_CHARS = 120  # a command that is not ctxward's is shown cut to this many characters
 
 
-_SCRUBBED_CHARS = 4_000  # ... after scrubbing this much of it (a secret in it is not shown)
+SCRUBBED_CHARS = 4_000  # ... after scrubbing this much of it (a secret in it is not shown)
 
 
 DOCTOR_PACK = "compaction-resilience"

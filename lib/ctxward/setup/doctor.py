@@ -44,9 +44,9 @@ from ctxward.hosts import settings as host_settings
 from ctxward.hosts.claude_version import ClaudeVersion
 from ctxward.setup import install
 from ctxward.setup.diagnosis import INFO, WARN, Check, Diagnosis, WiredHook
-from ctxward.setup.hook_runs import _run_hooks
-from ctxward.setup.plan_checks import _plan_checks, _thresholds
-from ctxward.setup.wiring_checks import _check_json_file, _check_plugin, _one_wiring, _state_ignored
+from ctxward.setup.hook_runs import hook_checks
+from ctxward.setup.plan_checks import plan_checks, threshold_check
+from ctxward.setup.wiring_checks import check_json_file, check_plugin, one_wiring, state_ignored
 
 
 def diagnose(
@@ -65,19 +65,19 @@ def diagnose(
     wired_hosts: set[str] = set()
     for host in (install.CLAUDE, install.CODEX):
         for scope in host_settings.SCOPES[host]:
-            found = _check_json_file(host, scope, project, env, version, checks)
+            found = check_json_file(host, scope, project, env, version, checks)
             if found:
                 wired_hosts.add(host)
                 wired += found
     opencode: list[str] = []
     for scope in host_settings.SCOPES[install.OPENCODE]:
-        program = _check_plugin(scope, project, env, checks)
+        program = check_plugin(scope, project, env, checks)
         if program is not None:
             wired_hosts.add(install.OPENCODE)
             if program:
                 opencode.append(program)
     for scope in host_settings.SCOPES[install.GEMINI]:  # Gemini CLI: the same JSON hooks shape
-        found = _check_json_file(install.GEMINI, scope, project, env, version, checks)
+        found = check_json_file(install.GEMINI, scope, project, env, version, checks)
         if found:
             wired_hosts.add(install.GEMINI)
             wired += found
@@ -86,7 +86,7 @@ def diagnose(
 
         checks.append(trust_check(project, env))
     for host in sorted(wired_hosts):
-        checks.append(_one_wiring(host, project, env))
+        checks.append(one_wiring(host, project, env))
     if not wired_hosts:
         checks.append(
             Check(
@@ -98,12 +98,12 @@ def diagnose(
             )
         )
     if run_hooks:
-        checks += _run_hooks(wired, opencode[:1], env)
-    checks += _plan_checks(project)
-    ignored = _state_ignored(project)
+        checks += hook_checks(wired, opencode[:1], env)
+    checks += plan_checks(project)
+    ignored = state_ignored(project)
     if ignored is not None:
         checks.append(ignored)
-    config_check, thresholds = _thresholds(project)
+    config_check, thresholds = threshold_check(project)
     checks.append(config_check)
     result.thresholds = thresholds
     return result

@@ -16,7 +16,7 @@ from typing import Any
 from ctxward.core.project import Project
 from ctxward.core.values import Value
 from ctxward.errors import CtxwardError
-from ctxward.hosts.payloads import _OPENCODE_RUNS, _claude_payload, _codex_payload, _gemini_payload
+from ctxward.hosts.payloads import OPENCODE_RUNS, claude_payload, codex_payload, gemini_payload
 from ctxward.setup import install
 from ctxward.setup.diagnosis import (
     DOCTOR_PACK,
@@ -54,9 +54,9 @@ def _runs(wired: list[WiredHook], opencode: list[str], root: Path) -> list[_Run]
         if hook.key in seen or hook.argv is None:  # reported, never run
             continue
         seen.add(hook.key)
-        make = _claude_payload if hook.host == install.CLAUDE else _codex_payload
+        make = claude_payload if hook.host == install.CLAUDE else codex_payload
         if hook.host == install.GEMINI:
-            make = _gemini_payload
+            make = gemini_payload
         runs.append(
             _Run(
                 hook.host,
@@ -68,13 +68,13 @@ def _runs(wired: list[WiredHook], opencode: list[str], root: Path) -> list[_Run]
             )
         )
     for program in opencode:
-        for name, (event, make_payload) in _OPENCODE_RUNS.items():
+        for name, (event, make_payload) in OPENCODE_RUNS.items():
             argv = [program, "hook", name, "--host", "opencode"]
             runs.append(_Run(install.OPENCODE, event, argv, make_payload(root), 30.0, "plugin"))
     return runs
 
 
-def _run_hooks(wired: list[WiredHook], opencode: list[str], env: Mapping[str, str]) -> list[Check]:
+def hook_checks(wired: list[WiredHook], opencode: list[str], env: Mapping[str, str]) -> list[Check]:
     """Run every hook doctor may run (`WiredHook.argv`; OpenCode's with `opencode`'s program)
     on a synthetic payload, in a scratch project."""
     if not any(hook.argv for hook in wired) and not opencode:

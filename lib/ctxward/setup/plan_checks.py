@@ -9,7 +9,7 @@ from ctxward.errors import CtxwardError
 from ctxward.setup.diagnosis import FAIL, INFO, OK, WARN, Check
 
 
-def _plan_checks(project: Project) -> list[Check]:
+def plan_checks(project: Project) -> list[Check]:
     from ctxward.subagents import watch
 
     reports: list[watch.Report] = []
@@ -97,7 +97,7 @@ def _drift_check(project: Project, found: Any) -> Check:
     )
 
 
-def _thresholds(project: Project) -> tuple[Check, dict[str, Any]]:
+def threshold_check(project: Project) -> tuple[Check, dict[str, Any]]:
     from ctxward.core.config import Config, load
     from ctxward.guard import thresholds
 

@@ -20,12 +20,12 @@ from ctxward.hosts.claude_version import EVENT_SINCE, ClaudeVersion, format_vers
 from ctxward.hosts.wiring import HookCommand
 from ctxward.setup import install, merge
 from ctxward.setup.diagnosis import (
-    _SCRUBBED_CHARS,
     CODEX_MATCHER_NEEDS,
     FAIL,
     INFO,
     MATCHER_NEEDS,
     OK,
+    SCRUBBED_CHARS,
     SHOWN_CHARS,
     WARN,
     Check,
@@ -34,7 +34,7 @@ from ctxward.setup.diagnosis import (
 )
 
 
-def _check_json_file(
+def check_json_file(
     host: str,
     scope: str,
     project: Project,
@@ -324,7 +324,7 @@ def shown_command(handler: Mapping[str, Any]) -> str:
     args = handler.get("args")
     if isinstance(args, list):
         text += " " + shlex.join(str(arg) for arg in args)
-    text = printable(redact(text[:_SCRUBBED_CHARS]))
+    text = printable(redact(text[:SCRUBBED_CHARS]))
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
@@ -375,7 +375,7 @@ def _unknown_event_check(
         )
 
 
-def _check_plugin(
+def check_plugin(
     scope: str, project: Project, env: Mapping[str, str], checks: list[Check]
 ) -> str | None:
     """Check the OpenCode plugin file of `scope`; None when there is none of ctxward's, else
@@ -426,7 +426,7 @@ def _check_plugin(
     return found if found in trusted else ""
 
 
-def _one_wiring(host: str, project: Project, env: Mapping[str, str]) -> Check:
+def one_wiring(host: str, project: Project, env: Mapping[str, str]) -> Check:
     """Each hook runs once: ctxward is wired in one place per host."""
     places = host_settings.other_wirings(host, None, project, env)
     if len(places) <= 1:
@@ -441,7 +441,7 @@ def _one_wiring(host: str, project: Project, env: Mapping[str, str]) -> Check:
     )
 
 
-def _state_ignored(project: Project) -> Check | None:
+def state_ignored(project: Project) -> Check | None:
     """In a git project whose .ctxward/ exists, ctxward's state should not be committed."""
     if not (project.root / ".git").exists() or not project.state_dir.is_dir():
         return None

@@ -16,7 +16,7 @@ from ctxward.subagents.artifacts import (
     check_name,
     shared_path,
 )
-from ctxward.subagents.channel import _read_channel
+from ctxward.subagents.channel import read_channel
 
 
 def load_batch(project: Project, session: str, batch: str) -> Batch:
@@ -35,7 +35,7 @@ def load_batch(project: Project, session: str, batch: str) -> Batch:
         except (OSError, ValueError, RecursionError):
             found.unreadable.append(project.relative(record_file))
     found.artifacts.sort(key=lambda item: (item.meta.written_at, item.record_path.name))
-    channel = _read_channel(shared_path(project, session, batch))
+    channel = read_channel(shared_path(project, session, batch))
     found.heartbeats = channel["heartbeats"]
     found.entries = channel["entries"]
     return found

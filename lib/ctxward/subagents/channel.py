@@ -34,7 +34,7 @@ def _empty_channel() -> dict[str, Any]:
     return {"entries": {}, "heartbeats": {}}
 
 
-def _read_channel(path: Path) -> dict[str, Any]:
+def read_channel(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return _empty_channel()
     try:
@@ -156,7 +156,7 @@ def share(
         )
     written_at = now_iso(now)
     with locked(path, project.locks_dir):
-        channel = _read_channel(path)
+        channel = read_channel(path)
         replaced = key in channel["entries"]
         channel["entries"][key] = {"value": value, "writtenAt": written_at, "bytes": size}
         channel["batch"] = batch
@@ -180,7 +180,7 @@ def shared_read(
     """The batch's entries, oldest first: {key, value, writtenAt, bytes}. `*` globs the key."""
     threshold = parse_iso(since, "--since") if since else None
     matcher = _glob_regex(key_glob) if key_glob else None
-    channel = _read_channel(shared_path(project, session, batch))
+    channel = read_channel(shared_path(project, session, batch))
     found = []
     for key, entry in channel["entries"].items():
         if not isinstance(entry, dict):
@@ -230,7 +230,7 @@ def heartbeat(
     path = shared_path(project, session, batch)
     at = now_iso(now)
     with locked(path, project.locks_dir):
-        channel = _read_channel(path)
+        channel = read_channel(path)
         previous = channel["heartbeats"].get(role)
         first = previous.get("firstAt") if isinstance(previous, dict) else None
         channel["heartbeats"][role] = {"status": status, "at": at, "firstAt": first or at}

@@ -9,20 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from ctxward.transcript.measure import (
-    _Groups,
-    _input_size,
-    _json_size,
-    _one_line,
-    _relative,
-    _rendered_size,
-    _usage_values,
-    _user_key,
-    _utf8_len,
+    Groups,
+    input_size,
+    json_size,
+    relative,
+    rendered_size,
+    scrubbed_key,
     tool_key,
+    usage_values,
+    user_key,
+    utf8_len,
 )
 from ctxward.transcript.reader import (
-    _CONTEXT_ATTACHMENTS,
-    _TYPE_PREFIX,
+    CONTEXT_ATTACHMENTS,
     CONTEXT_TYPES,
     FOREIGN_PROBE_LINES,
     IMAGE_BYTES,
@@ -30,12 +29,13 @@ from ctxward.transcript.reader import (
     MAX_LINE_BYTES,
     MAX_OPEN_TOOL_USES,
     MAX_SERIES_POINTS,
+    TYPE_PREFIX,
     ReadStats,
-    _content_text,
-    _dict,
-    _int,
-    _opened,
-    _str,
+    content_text,
+    dict_of,
+    int_of,
+    open_transcript,
+    str_of,
     subagent_transcripts,
 )
 
@@ -221,8 +221,8 @@ class _Walker:
 
     def __init__(self, top: int) -> None:
         self.top_n = top
-        self.session = _Groups()
-        self.segment = _Groups()
+        self.session = Groups()
+        self.segment = Groups()
         self.segments: list[Segment] = [Segment(index=0, start_line=1)]
         self.requests: list[RequestPoint] = []
         self.recent: dict[str, RequestPoint] = {}  # requestId -> point, last few only
@@ -236,10 +236,10 @@ class _Walker:
 
     def identify(self, raw: Mapping[str, Any]) -> None:
         """Take the session, agent and cwd from the first record that has them."""
-        self.cwd = _str(raw.get("cwd"))
-        self.session_id = self.session_id or _str(raw.get("sessionId"))
-        self.agent_id = self.agent_id or _str(raw.get("agentId"))
-        self.agent_type = self.agent_type or _str(raw.get("attributionAgent"))
+        self.cwd = str_of(raw.get("cwd"))
+        self.session_id = self.session_id or str_of(raw.get("sessionId"))
+        self.agent_id = self.agent_id or str_of(raw.get("agentId"))
+        self.agent_type = self.agent_type or str_of(raw.get("attributionAgent"))
 
     # -- per record kind
 
@@ -250,16 +250,16 @@ class _Walker:
         content = message.get("content")
         if isinstance(content, str):
             if raw.get("isCompactSummary") is True:
-                self.segment.add("compaction", "summary", _utf8_len(content), 1)
+                self.segment.add("compaction", "summary", utf8_len(content), 1)
             else:
-                self.segment.add("user", _user_key(raw, content), _utf8_len(content), 1)
+                self.segment.add("user", user_key(raw, content), utf8_len(content), 1)
             return
         if not isinstance(content, list):
             return
         for kind, block in _typed_blocks(content):
             if kind == "tool_result":
-                text, images = _content_text(block.get("content"))
-                size = _utf8_len(text) + images * IMAGE_BYTES
+                text, images = content_text(block.get("content"))
+                size = utf8_len(text) + images * IMAGE_BYTES
                 ident = block.get("tool_use_id")
                 opened = self.open_uses.pop(ident, None) if isinstance(ident, str) else None
                 if opened is None:
@@ -269,13 +269,13 @@ class _Walker:
             elif kind == "text":
                 tool = "compaction" if raw.get("isCompactSummary") is True else "user"
                 key = "summary" if tool == "compaction" else "prompt"
-                self.segment.add(tool, key, _utf8_len(_str(block.get("text"))), 1)
+                self.segment.add(tool, key, utf8_len(str_of(block.get("text"))), 1)
             elif kind == "image":
                 self.segment.add("user", "image", IMAGE_BYTES, 1)
 
     def assistant(self, raw: dict[str, Any], line: int) -> None:
         if not self.agent_type:
-            self.agent_type = _str(raw.get("attributionAgent"))
+            self.agent_type = str_of(raw.get("attributionAgent"))
         message = raw.get("message")
         if not isinstance(message, dict):
             return
@@ -286,32 +286,34 @@ class _Walker:
         content = message.get("content")
         if not isinstance(content, list):
             if isinstance(content, str) and content:
-                self.segment.add("assistant", "text", _utf8_len(content), 1)
+                self.segment.add("assistant", "text", utf8_len(content), 1)
             return
         for kind, block in _typed_blocks(content):
             if kind == "tool_use":
-                name = _str(block.get("name")) or "(unnamed tool)"
-                params = _dict(block.get("input"))
+                name = str_of(block.get("name")) or "(unnamed tool)"
+                params = dict_of(block.get("input"))
                 key = tool_key(name, params, self.cwd)
                 ident = block.get("id")
                 if isinstance(ident, str):
                     if len(self.open_uses) >= MAX_OPEN_TOOL_USES:
                         self.open_uses.pop(next(iter(self.open_uses)))
                     self.open_uses[ident] = (name, key)
-                self.segment.add(name, key, _input_size(params), 1)
+                self.segment.add(name, key, input_size(params), 1)
             elif kind == "text":
-                self.segment.add("assistant", "text", _utf8_len(_str(block.get("text"))), 1)
+                self.segment.add("assistant", "text", utf8_len(str_of(block.get("text"))), 1)
             elif kind == "thinking":
-                self.segment.add("assistant", "thinking", _utf8_len(_str(block.get("thinking"))), 1)
+                self.segment.add(
+                    "assistant", "thinking", utf8_len(str_of(block.get("thinking"))), 1
+                )
             elif kind == "redacted_thinking":
-                self.segment.add("assistant", "thinking", _utf8_len(_str(block.get("data"))), 1)
+                self.segment.add("assistant", "thinking", utf8_len(str_of(block.get("data"))), 1)
 
     def _request(
         self, raw: dict[str, Any], message: dict[str, Any], usage: dict[str, Any], line: int
     ) -> None:
-        ident = _str(raw.get("requestId")) or _str(message.get("id")) or f"line-{line}"
+        ident = str_of(raw.get("requestId")) or str_of(message.get("id")) or f"line-{line}"
         point = self.recent.get(ident)
-        values = _usage_values(usage)
+        values = usage_values(usage)
         if point is not None:  # the same request again: its last record's usage wins
             (
                 point.input_tokens,
@@ -321,7 +323,7 @@ class _Walker:
             ) = values
             return
         point = RequestPoint(
-            ident, len(self.segments) - 1, line, _str(raw.get("timestamp")), *values
+            ident, len(self.segments) - 1, line, str_of(raw.get("timestamp")), *values
         )
         self.requests.append(point)
         if len(self.recent) >= 64:
@@ -339,40 +341,40 @@ class _Walker:
         attachment = raw.get("attachment")
         if not isinstance(attachment, dict):
             return
-        kind = _str(attachment.get("type")) or "(untyped)"
+        kind = str_of(attachment.get("type")) or "(untyped)"
         if kind == "prompt_snapshot":
-            size = sum(_utf8_len(_str(part)) for part in attachment.get("systemPrompt") or ())
+            size = sum(utf8_len(str_of(part)) for part in attachment.get("systemPrompt") or ())
             tools = attachment.get("tools")
             if tools:
-                size += _json_size(tools)
+                size += json_size(tools)
             self.system_bytes = max(self.system_bytes, size)
             return
         if "rendered" in raw:
-            size = _rendered_size(raw.get("rendered"))
-        elif kind in _CONTEXT_ATTACHMENTS:
-            size = _json_size(attachment.get("content"))
+            size = rendered_size(raw.get("rendered"))
+        elif kind in CONTEXT_ATTACHMENTS:
+            size = json_size(attachment.get("content"))
         else:
             return
         if not size:
             return
         detail = (
-            _str(attachment.get("hookName"))
-            or _str(attachment.get("filename"))
-            or _str(attachment.get("path"))
+            str_of(attachment.get("hookName"))
+            or str_of(attachment.get("filename"))
+            or str_of(attachment.get("path"))
         )
-        key = f"{kind}:{_one_line(_relative(detail, self.cwd), 80)}" if detail else kind
+        key = f"{kind}:{scrubbed_key(relative(detail, self.cwd), 80)}" if detail else kind
         self.segment.add("attachment", key, size, 1)
 
     def boundary(self, raw: dict[str, Any], line: int) -> None:
         self.close_segment()
-        meta = _dict(raw.get("compactMetadata") or raw.get("compact_metadata"))
+        meta = dict_of(raw.get("compactMetadata") or raw.get("compact_metadata"))
         self.segments.append(
             Segment(
                 index=len(self.segments),
                 start_line=line,
-                trigger=_str(meta.get("trigger")),
-                pre_tokens=_int(meta.get("preTokens") or meta.get("pre_tokens")),
-                post_tokens=_int(meta.get("postTokens")),
+                trigger=str_of(meta.get("trigger")),
+                pre_tokens=int_of(meta.get("preTokens") or meta.get("pre_tokens")),
+                post_tokens=int_of(meta.get("postTokens")),
             )
         )
         self.open_uses.clear()
@@ -385,7 +387,7 @@ class _Walker:
         segment.total_bytes = self.segment.total
         segment.top = self.segment.top(self.top_n)
         self.session.merge(self.segment)
-        self.segment = _Groups()
+        self.segment = Groups()
 
     def finish(self, audit: Audit) -> None:
         self.close_segment()
@@ -425,7 +427,7 @@ def audit_file(path: Path, *, top: int = 10) -> Audit:
     audit_types, known_types, known_bytes = _AUDIT_TYPES, KNOWN_TYPES, _KNOWN_TYPES_BYTES
     number = known = records = skipped = malformed = oversized = 0
     identified = False
-    with open(_opened(path), "rb") as handle:
+    with open(open_transcript(path), "rb") as handle:
         readline = handle.readline
         while True:
             data = readline(MAX_LINE_BYTES)
@@ -437,7 +439,7 @@ def audit_file(path: Path, *, top: int = 10) -> Audit:
                     data = readline(MAX_LINE_BYTES)
                 oversized += 1
                 continue
-            if data.startswith(_TYPE_PREFIX):
+            if data.startswith(TYPE_PREFIX):
                 head = data[9 : data.find(b'"', 9)]
                 if head not in audit_types:
                     if head in known_bytes:

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxward.core.text import cut, one_line
-from ctxward.transcript.reader import KEY_CHARS, MAX_GROUPS, _int, _str
+from ctxward.transcript.reader import KEY_CHARS, MAX_GROUPS, int_of, str_of
 
 
-def _one_line(text: str, limit: int = KEY_CHARS) -> str:
+def scrubbed_key(text: str, limit: int = KEY_CHARS) -> str:
     """`text` scrubbed, then on one line and cut to `limit` (in that order: a secret that spans
     lines or the cut, a PEM block in a heredoc say, is only recognised whole)."""
     return cut(one_line(_clean_key(text)), limit)
@@ -23,70 +23,70 @@ _KEY_FIELDS = ("file_path", "notebook_path", "path", "command", "url", "query", 
 def tool_key(name: str, params: Mapping[str, Any], cwd: str = "") -> str:
     """What a tool call is about: the file read, the command run, the agent type..."""
     if name in ("Agent", "Task"):
-        return _one_line(_str(params.get("subagent_type")) or "general-purpose")
+        return scrubbed_key(str_of(params.get("subagent_type")) or "general-purpose")
     if name == "Skill":
-        return _one_line(_str(params.get("skill")) or _str(params.get("command")))
+        return scrubbed_key(str_of(params.get("skill")) or str_of(params.get("command")))
     if name in ("Grep", "Glob"):
-        pattern = _str(params.get("pattern"))
-        where = _str(params.get("path"))
-        return _one_line(_relative(f"{pattern} in {where}" if where else pattern, cwd))
+        pattern = str_of(params.get("pattern"))
+        where = str_of(params.get("path"))
+        return scrubbed_key(relative(f"{pattern} in {where}" if where else pattern, cwd))
     for name_of_field in _KEY_FIELDS:
         value = params.get(name_of_field)
         if isinstance(value, str) and value:
-            return _one_line(_relative(value, cwd))
+            return scrubbed_key(relative(value, cwd))
     return ""
 
 
-def _relative(text: str, cwd: str) -> str:
+def relative(text: str, cwd: str) -> str:
     if cwd and len(cwd) > 1:
         return text.replace(cwd.rstrip("/") + "/", "")
     return text
 
 
-def _utf8_len(text: str) -> int:
+def utf8_len(text: str) -> int:
     # surrogatepass: a lone surrogate (JSON may escape one) counts its 3 bytes, never raises
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
-def _rendered_size(rendered: object) -> int:
+def rendered_size(rendered: object) -> int:
     if isinstance(rendered, str):
-        return _utf8_len(rendered)
+        return utf8_len(rendered)
     total = 0
     if isinstance(rendered, list):
         for item in rendered:
             if isinstance(item, dict):
-                total += _rendered_size(item.get("content"))
+                total += rendered_size(item.get("content"))
             elif isinstance(item, str):
-                total += _utf8_len(item)
+                total += utf8_len(item)
     return total
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def _json_size(value: object) -> int:
+def json_size(value: object) -> int:
     """UTF-8 bytes of `value` as compact JSON (a string counts its text only)."""
     if isinstance(value, str):
-        return _utf8_len(value)
+        return utf8_len(value)
     try:
-        return _utf8_len(_ENCODE(value))
+        return utf8_len(_ENCODE(value))
     except (TypeError, ValueError):
         return 0
 
 
-def _input_size(params: dict[str, Any]) -> int:
+def input_size(params: dict[str, Any]) -> int:
     """A tool input's size as compact JSON, its strings counted as their text (no escapes)."""
     if not params:
         return 2
     size = 1 + len(params)  # the braces and the commas
     for key, value in params.items():
         if type(value) is not str:
-            return _json_size(params)
-        size += len(key) + 5 + _utf8_len(value)  # "key":"value"
+            return json_size(params)
+        size += len(key) + 5 + utf8_len(value)  # "key":"value"
     return size
 
 
-def _usage_values(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
+def usage_values(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
     """(input, cache read, cache creation, output) tokens; 0 for what is absent or odd."""
     values = (
         usage.get("input_tokens", 0),
@@ -96,7 +96,7 @@ def _usage_values(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
     )
     if all(type(value) is int for value in values):
         return values
-    return (_int(values[0]), _int(values[1]), _int(values[2]), _int(values[3]))
+    return (int_of(values[0]), int_of(values[1]), int_of(values[2]), int_of(values[3]))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -110,13 +110,13 @@ def _clean_key(key: str) -> str:
     return redact(key.encode("utf-8", "replace").decode("utf-8"))
 
 
-def _user_key(raw: Mapping[str, Any], content: str) -> str:
+def user_key(raw: Mapping[str, Any], content: str) -> str:
     if content.startswith(("<local-command", "<command-")):
         return "command"
     return "meta" if raw.get("isMeta") is True else "prompt"
 
 
-class _Groups:
+class Groups:
     """Bytes and counts per (tool, key), bounded: the smallest fold into '<tool> (other)'."""
 
     __slots__ = ("data", "folded", "tools")
@@ -149,7 +149,7 @@ class _Groups:
             other[0] += size
             other[1] += count
 
-    def merge(self, other: _Groups) -> None:
+    def merge(self, other: Groups) -> None:
         for (tool, key), (size, count) in other.data.items():
             self.add(tool, key, size, count)
         self.folded += other.folded

@@ -128,7 +128,7 @@ KNOWN_TYPES = CONTEXT_TYPES | {
 
 
 # Attachment types that carry context when an older version wrote no `rendered` field.
-_CONTEXT_ATTACHMENTS = frozenset(
+CONTEXT_ATTACHMENTS = frozenset(
     {
         "hook_additional_context",
         "nested_memory",
@@ -142,7 +142,7 @@ _CONTEXT_ATTACHMENTS = frozenset(
 )
 
 
-_TYPE_PREFIX = b'{"type":"'
+TYPE_PREFIX = b'{"type":"'
 
 
 @dataclass(slots=True)
@@ -167,10 +167,10 @@ class RawLine(NamedTuple):
 def iter_lines(path: str | os.PathLike[str], stats: ReadStats | None = None) -> Iterator[RawLine]:
     """Yield each line's bytes; blank lines are dropped, oversized ones skipped and counted.
 
-    OSError for anything but a regular file, or one past MAX_TRANSCRIPT_BYTES (`_opened`).
+    OSError for anything but a regular file, or one past MAX_TRANSCRIPT_BYTES (`open_transcript`).
     """
     stats = stats if stats is not None else ReadStats()
-    with open(_opened(path), "rb") as handle:
+    with open(open_transcript(path), "rb") as handle:
         readline = handle.readline
         offset = 0
         number = 0
@@ -196,7 +196,7 @@ def iter_lines(path: str | os.PathLike[str], stats: ReadStats | None = None) -> 
             yield RawLine(number, start, data)
 
 
-def _opened(path: str | os.PathLike[str]) -> int:
+def open_transcript(path: str | os.PathLike[str]) -> int:
     """A descriptor on the regular file at `path` (`fsutil.open_regular`: never a FIFO, never
     a device such as /dev/zero); OSError(EFBIG) past MAX_TRANSCRIPT_BYTES."""
     from ctxward.core.fsutil import open_regular
@@ -233,7 +233,7 @@ def _unsafe(value: object) -> bool:
 
 def _prefixed_type(data: bytes) -> bytes | None:
     """The top-level type when the line starts with it (bookkeeping records), else None."""
-    if not data.startswith(_TYPE_PREFIX):
+    if not data.startswith(TYPE_PREFIX):
         return None
     end = data.find(b'"', 9)
     return data[9:end] if end > 9 else None
@@ -268,15 +268,15 @@ def iter_records(
         yield Record(raw, number, offset, len(data))
 
 
-def _str(value: object) -> str:
+def str_of(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _int(value: object) -> int:
+def int_of(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _dict(value: object) -> dict[str, Any]:
+def dict_of(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
@@ -289,7 +289,7 @@ class _Text:
         self.key = key
 
     def __get__(self, view: Record | Message, owner: type | None = None) -> str:
-        return _str(view.raw.get(self.key))
+        return str_of(view.raw.get(self.key))
 
 
 class _Flag:
@@ -335,7 +335,7 @@ class Record:
     def is_api_error(self) -> bool:
         if self.raw.get("isApiErrorMessage") is True:
             return True
-        return _dict(self.raw.get("message")).get("model") == "<synthetic>"
+        return dict_of(self.raw.get("message")).get("model") == "<synthetic>"
 
     @property
     def is_compact_boundary(self) -> bool:
@@ -343,7 +343,7 @@ class Record:
 
     @property
     def compact_metadata(self) -> dict[str, Any]:
-        return _dict(self.raw.get("compactMetadata") or self.raw.get("compact_metadata"))
+        return dict_of(self.raw.get("compactMetadata") or self.raw.get("compact_metadata"))
 
     @property
     def attachment(self) -> dict[str, Any] | None:
@@ -352,7 +352,7 @@ class Record:
 
     @property
     def attachment_type(self) -> str:
-        return _str((self.attachment or {}).get("type"))
+        return str_of((self.attachment or {}).get("type"))
 
     @property
     def usage(self) -> Usage | None:
@@ -404,7 +404,7 @@ def _blocks(content: object) -> tuple[dict[str, Any], ...]:
     return ()
 
 
-def _content_text(content: object) -> tuple[str, int]:
+def content_text(content: object) -> tuple[str, int]:
     """(the text parts of a tool_result's content joined by newlines, the number of images)."""
     if isinstance(content, str):
         return content, 0
@@ -413,7 +413,7 @@ def _content_text(content: object) -> tuple[str, int]:
     for block in _blocks(content):
         kind = block.get("type")
         if kind == "text":
-            parts.append(_str(block.get("text")))
+            parts.append(str_of(block.get("text")))
         elif kind == "image":
             images += 1
     return "\n".join(parts), images
@@ -425,10 +425,10 @@ def usage_of(message: Mapping[str, Any]) -> Usage | None:
     if not isinstance(usage, dict):
         return None
     return Usage(
-        _int(usage.get("input_tokens")),
-        _int(usage.get("cache_read_input_tokens")),
-        _int(usage.get("cache_creation_input_tokens")),
-        _int(usage.get("output_tokens")),
+        int_of(usage.get("input_tokens")),
+        int_of(usage.get("cache_read_input_tokens")),
+        int_of(usage.get("cache_creation_input_tokens")),
+        int_of(usage.get("output_tokens")),
     )
 
 
@@ -450,13 +450,13 @@ class Message:
 
     @property
     def text(self) -> str:
-        texts = [_str(b.get("text")) for b in self.blocks if b.get("type") == "text"]
+        texts = [str_of(b.get("text")) for b in self.blocks if b.get("type") == "text"]
         return "\n".join(text for text in texts if text)
 
     @property
     def tool_uses(self) -> tuple[ToolUse, ...]:
         return tuple(
-            ToolUse(_str(b.get("id")), _str(b.get("name")), _dict(b.get("input")))
+            ToolUse(str_of(b.get("id")), str_of(b.get("name")), dict_of(b.get("input")))
             for b in self.blocks
             if b.get("type") == "tool_use"
         )
@@ -467,10 +467,10 @@ class Message:
         for block in self.blocks:
             if block.get("type") != "tool_result":
                 continue
-            text, images = _content_text(block.get("content"))
+            text, images = content_text(block.get("content"))
             results.append(
                 ToolResult(
-                    _str(block.get("tool_use_id")),
+                    str_of(block.get("tool_use_id")),
                     text,
                     len(text.encode("utf-8")) + images * IMAGE_BYTES,
                     images,
@@ -552,8 +552,8 @@ def subagent_transcripts(path: Path) -> list[tuple[Path, str]]:
         agent_type = ""
         meta = candidate.with_name(candidate.name[: -len(".jsonl")] + ".meta.json")
         with contextlib.suppress(OSError, ValueError):  # a FIFO too: never waited on
-            agent_type = _str(
-                _dict(json.loads(read_regular(meta, follow_links=True).decode("utf-8"))).get(
+            agent_type = str_of(
+                dict_of(json.loads(read_regular(meta, follow_links=True).decode("utf-8"))).get(
                     "agentType"
                 )
             )

@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxward.core.text import size_text
 from ctxward.transcript.audit import Audit
-from ctxward.transcript.measure import _one_line
+from ctxward.transcript.measure import scrubbed_key
 
 SUMMARY_LIMIT = 2048
 
@@ -26,7 +26,7 @@ _OTHER_COLOR = "#d3cdc8"
 def _group_name(group: Mapping[str, Any], width: int) -> str:
     key = str(group.get("key") or "")
     name = f"{group.get('tool')} {key}" if key else str(group.get("tool"))
-    return _one_line(name, width)
+    return scrubbed_key(name, width)
 
 
 def summary(audit: Audit, names: int = 10) -> dict[str, Any]:

@@ -1149,7 +1149,7 @@ _LONG_PIECES = [
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(st.sampled_from(_LONG_PIECES), max_size=12))
 def test_the_linear_finders_find_what_the_regex_finds(pieces: list[str]) -> None:
-    """`_jwt_matches` and `_flag_matches` skip the starts that cannot match: the redactions are
+    """`jwt_matches` and `flag_matches` skip the starts that cannot match: the redactions are
     those of every rule's plain `finditer` (`_every_rule`), long runs and length caps included."""
     text = "".join(pieces)
     assert find(text) == _every_rule(text)
@@ -1160,8 +1160,8 @@ def test_the_linear_finders_find_what_the_regex_finds(pieces: list[str]) -> None
     pieces=st.lists(st.sampled_from([*_LONG_PIECES, "a" * 39, "-" * 41, "s", "pw"]), max_size=10)
 )
 def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
-    """`_CLI_FLAG`'s lookahead only turns away starts the key word search fails on anyway."""
-    guarded = scrub_assignments._CLI_FLAG
+    """`CLI_FLAG`'s lookahead only turns away starts the key word search fails on anyway."""
+    guarded = scrub_assignments.CLI_FLAG
     plain = guarded.replace("(?![-0-9_bd-jlmnoq-ru-z]{41})", "", 1)
     assert plain != guarded
     text = "".join(pieces).lower()
@@ -1172,9 +1172,9 @@ def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
 @pytest.mark.parametrize("header", [8, 8189, 8190, 8191, 8192, 8193, 8200])
 @pytest.mark.parametrize("before", ["", "eyJ", "eyJeyJ", "x", "eyJ" + "c" * 9000])
 def test_the_jwt_finder_keeps_the_header_cap(header: int, before: str) -> None:
-    pattern = re.compile(scrub_tokens._JWT)
+    pattern = re.compile(scrub_tokens.JWT)
     text = before + "eyJ" + "a" * header + ".eyJ" + "b" * 20 + ".sig"
-    found = [m.span() for m in scrub_tokens._jwt_matches(pattern, text)]
+    found = [m.span() for m in scrub_tokens.jwt_matches(pattern, text)]
     assert found == [m.span() for m in pattern.finditer(text)]
 
 
@@ -1254,7 +1254,7 @@ def _every_rule(text: str) -> list[scrub_engine.Redaction]:
     """`find` without the anchor test: every rule runs its regex over the text."""
     lowered = text.lower()
     if len(lowered) != len(text):
-        lowered = text.translate(scrub_rules._ASCII_LOWER)
+        lowered = text.translate(scrub_rules.ASCII_LOWER)
     spans = [
         span
         for rule in scrub_module.RULES
@@ -1336,9 +1336,9 @@ def test_import_compiles_nothing_and_a_clean_text_only_the_anchors() -> None:
         "import json, re\n"
         "from ctxward.core import scrub\n"
         "from ctxward.core.scrub import rules\n"
-        "at_import = rules._regex.cache_info().currsize\n"
+        "at_import = rules.regex.cache_info().currsize\n"
         "compiled = []\n"
-        "rules._regex = rules.functools.cache(lambda s: compiled.append(s) or re.compile(s))\n"
+        "rules.regex = rules.functools.cache(lambda s: compiled.append(s) or re.compile(s))\n"
         "scrub.scrub('plain prose: nothing to redact here, only words.\\n' * 1000)\n"
         "names = [rule.name for rule in scrub.RULES if rule.pattern in compiled]\n"
         "print(json.dumps([at_import, names]))\n"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 import re
 
-from ctxward.core.scrub.rules import _regex, _words, is_placeholder, looks_random
-from ctxward.core.scrub.tokens import _URL_PLACEHOLDERS, _b64_text, _is_aws_secret
+from ctxward.core.scrub.rules import is_placeholder, looks_random, regex, split_words
+from ctxward.core.scrub.tokens import URL_PLACEHOLDERS, b64_text, is_aws_secret
 
 # typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # Strong words: a key name holding one of these (as a word, or as the tail of a compound such as
 # `dbpassword`) names a credential.
 _KEY_QUALIFIERS = frozenset(
-    _words(
+    split_words(
         """
     api access secret private auth client signing encryption encrypt master app account service
     consumer hmac jwt session webhook deploy sas storage subscription license admin root
@@ -30,7 +30,7 @@ _KEY_QUALIFIERS = frozenset(
 
 # A key name whose last word is one of these describes the credential, it does not hold it.
 _DESCRIPTIVE_TAILS = frozenset(
-    _words(
+    split_words(
         """
     url urls uri uris endpoint host hostname port id ids name names type types file filename
     files path paths dir directory folder count counts length len size limit limits max min
@@ -51,7 +51,7 @@ _DESCRIPTIVE_TAILS = frozenset(
 
 
 _LEADING_NON_SECRETS = frozenset(
-    _words(
+    split_words(
         """
     max min num total is has use enable enabled disable show hide allow require validate check
     verify forgot reset n no count
@@ -62,7 +62,7 @@ _LEADING_NON_SECRETS = frozenset(
 
 # Tokens that are cursors or anti-forgery nonces, not credentials.
 _HARMLESS_TOKENS = frozenset(
-    _words("page next continuation sync cursor pagination csrf xsrf cancellation idempotency")
+    split_words("page next continuation sync cursor pagination csrf xsrf cancellation idempotency")
 )
 
 
@@ -88,7 +88,7 @@ def classify_key(name: str) -> str | None:
     `max_tokens`, `token_count`, `secret_name`, `password_hash`, `keyboard` do not.
     """
     words: list[str] = []
-    for part in _regex(_NAME_PARTS).findall(name):
+    for part in regex(_NAME_PARTS).findall(name):
         word = part.lower()
         for tail in _COMPOUND_TAILS:
             if word != tail and word.endswith(tail) and len(word) > len(tail) + 1:
@@ -144,7 +144,7 @@ _SEPARATOR = (
 _NAME_TAIL = r"(?=(?P<tail>[a-z0-9_.-]{0,48}))(?P=tail)"  # atomic (module doc)
 
 
-_GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+GENERIC_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 
 
 # Or, with no separator, a generated-looking value in a sentence ("using token X", "the key is
@@ -157,14 +157,14 @@ _PROSE_AHEAD = (
 _PROSE_WORDS = ("pass", "secret", "token", "key")
 
 
-_GENERIC = tuple(
+GENERIC = tuple(
     f"(?P<word>{word}){_NAME_TAIL}(?:{_SEPARATOR}{_VALUE}"
     + (f"|{_PROSE_AHEAD})" if word in _PROSE_WORDS else ")")
-    for word in _GENERIC_WORDS
+    for word in GENERIC_WORDS
 )
 
 
-_CLI_FLAG = (
+CLI_FLAG = (
     # First a cheap look for what the key word search would scan in vain: 41 name characters
     # that start none of its words (a run of dashes).
     r"--(?![-0-9_bd-jlmnoq-ru-z]{41})"
@@ -182,7 +182,7 @@ _FLAG_REACH = 2 + 40 + 10 + 40
 _DEAD_FLAG = f"--[a-z0-9_-]{{{_FLAG_REACH - 1},}}"
 
 
-_XML = (
+XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
     r"(?P<bare>[^<\s]{1,1024})</"
 )
@@ -203,7 +203,7 @@ _CODE_STOP = r"[,;)}\]&|<>(\[]"
 _LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
 
 
-def _vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     if match.lastgroup == "pvalue":  # the prose lookahead (the value groups close otherwise)
         from ctxward.core.scrub.context import vet_prose  # context builds on these rules
 
@@ -249,25 +249,25 @@ def _hopeless(match: re.Match[str], text: str) -> bool:
     group = match.lastgroup
     if group == "bare":
         value = text[match.start(group) : match.end(group)]
-        return value.startswith(_NEVER_BARE) or _regex(_CALL).match(value) is not None
+        return value.startswith(_NEVER_BARE) or regex(_CALL).match(value) is not None
     if group in ("double", "single", "back"):
         return is_placeholder(text[match.start(group) : match.end(group)])
     return False
 
 
-def _flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
-    """`pattern.finditer(text)` for `_CLI_FLAG`, in linear time.
+def flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for `CLI_FLAG`, in linear time.
 
-    The regex engine tries `_CLI_FLAG` at every `--`; in a run of dashes (or of any name
+    The regex engine tries `CLI_FLAG` at every `--`; in a run of dashes (or of any name
     characters) each try walks 40 characters back and forth for a key word, 1 MB of `-` took
     1.5 s. A start further than `_FLAG_REACH` from the end of its run cannot match, so from
     the first such `--` of a run (`_DEAD_FLAG`) to `_FLAG_REACH` before the run's end, the
     characters are replaced by NUL before the search: no try starts there. That changes no
     match: a name never reaches them, and everywhere else in the pattern (the separator, the
     value) NUL and the name characters are alike (none is a space, a quote or a backslash).
-    `_vet_flag` reads the name group (never masked) and the value from the original text.
+    `vet_flag` reads the name group (never masked) and the value from the original text.
     """
-    dead = [found.span() for found in _regex(_DEAD_FLAG).finditer(text)]
+    dead = [found.span() for found in regex(_DEAD_FLAG).finditer(text)]
     if not dead:
         return pattern.finditer(text)
     pieces = []
@@ -280,7 +280,7 @@ def _flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]
     return pattern.finditer("".join(pieces))
 
 
-def _vet_flag(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_flag(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     kind = classify_key(match.group("name"))
     if kind is not None:
         yield from _vet_value(match, text, kind, at_line_start=False)
@@ -289,7 +289,7 @@ def _vet_flag(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[i
 def _vet_value(
     match: re.Match[str], text: str, kind: str, *, at_line_start: bool
 ) -> Iterator[tuple[int, int, str]]:
-    # The value's group closes last in every pattern that comes here (`_VALUE` ends them, `_XML`
+    # The value's group closes last in every pattern that comes here (`_VALUE` ends them, `XML`
     # ends with its `bare`): no dict of every group per candidate.
     group = match.lastgroup
     if group not in _VALUE_GROUPS:
@@ -302,10 +302,10 @@ def _vet_value(
         end = closed
     value = text[start:end]
     if group == "bare":
-        if _regex(_CALL).match(value):
+        if regex(_CALL).match(value):
             return  # `get_token()`, `os.environ["X"]`, `request.form.get(...)`: code
         if not at_line_start:
-            stop = _regex(_CODE_STOP).search(value)
+            stop = regex(_CODE_STOP).search(value)
             if stop:
                 if value[stop.start()] in "([":
                     return  # a call or a subscript: code, not a literal
@@ -316,7 +316,7 @@ def _vet_value(
         trimmed = value.rstrip(",;")
         end -= len(value) - len(trimmed)
         value = trimmed
-        if _regex(_IDENTIFIER).fullmatch(value) and (
+        if regex(_IDENTIFIER).fullmatch(value) and (
             "." in value
             or (
                 ("_" in value or not at_line_start)
@@ -324,7 +324,7 @@ def _vet_value(
             )
         ):
             return  # a variable, attribute or constant name (not a generated value)
-    if not _acceptable(value, kind, quoted=group != "bare"):
+    if not acceptable(value, kind, quoted=group != "bare"):
         return
     yield start, end, kind
 
@@ -349,23 +349,23 @@ def _escaped_end(text: str, at: int, depth: int) -> int | None:
             return at
         if not text.startswith(inner, at):
             return None
-        run = _regex(_ESCAPED_RUN).match(text, at + len(inner))
+        run = regex(_ESCAPED_RUN).match(text, at + len(inner))
         at = run.end() if run else at + len(inner)
     return None
 
 
-def _acceptable(value: str, kind: str, *, quoted: bool) -> bool:
+def acceptable(value: str, kind: str, *, quoted: bool) -> bool:
     if is_placeholder(value):
         return False
     if kind == "aws_secret_access_key":
-        return _is_aws_secret(value) or looks_random(value, 16)
+        return is_aws_secret(value) or looks_random(value, 16)
     if kind == "password":
         if len(value) < 4 or (" " in value and (not quoted or _is_ui_text(value))):
             return False
         return not value.isdigit() or len(value) >= 6
     if " " in value:
         return False
-    return looks_random(value, 8) or ":" in _b64_text(value)  # docker's base64 "auth": user:pass
+    return looks_random(value, 8) or ":" in b64_text(value)  # docker's base64 "auth": user:pass
 
 
 _UI_WORDS = ("enter", "please", "must", "invalid", "incorrect", "forgot", "confirm", "should")
@@ -378,27 +378,27 @@ def _is_ui_text(value: str) -> bool:
 
 
 # curl -u user:password, and .netrc lines.
-_CURL_USER = (
+CURL_USER = (
     r"-(?:u|-user)[ =][\"']?(?=(?P<user>[^\s:\"'/$]{1,64}))(?P=user)"  # atomic (module doc)
     r":(?P<value>[^\s\"'@]{4,256})"
 )
 
 
-_NETRC = (
+NETRC = (
     r"machine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+"
     r"(?P<value>[^\s\\\"']{1,512})"
 )
 
 
-def _vet_curl_user(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_curl_user(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     start = match.start()
     if start > 0 and not text[start - 1].isspace():
         return
     value = match.group("value")
-    if not is_placeholder(value) and value.lower() not in _URL_PLACEHOLDERS:
+    if not is_placeholder(value) and value.lower() not in URL_PLACEHOLDERS:
         yield match.start("value"), match.end("value"), "basic_auth"
 
 
-def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     if not is_placeholder(match.group("value")):
         yield match.start("value"), match.end("value"), "password"

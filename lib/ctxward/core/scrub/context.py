@@ -19,10 +19,10 @@ library only.
 
 from __future__ import annotations
 
-from ctxward.core.scrub.assignments import _acceptable, classify_key
+from ctxward.core.scrub.assignments import acceptable, classify_key
 from ctxward.core.scrub.providers import PROVIDERS, UNSEPARATED
-from ctxward.core.scrub.rules import Rule, _regex, _word_before, is_placeholder, looks_random
-from ctxward.core.scrub.tokens import _SCHEME_BEFORE, _URL_PLACEHOLDERS, _b64_text, _url_type
+from ctxward.core.scrub.rules import Rule, is_placeholder, looks_random, regex, word_before
+from ctxward.core.scrub.tokens import SCHEME_BEFORE, URL_PLACEHOLDERS, b64_text, url_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,13 +50,13 @@ def _gate_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]
     """The provider table's matches, tried only at the start of the token around a gate hit
     (each gate in turn: a token two gates find is matched twice, and merged)."""
     for gate in _GATES:
-        yield from _one_gate(_regex(gate), pattern, text)
+        yield from _one_gate(regex(gate), pattern, text)
 
 
 def _one_gate(
     gate: re.Pattern[str], pattern: re.Pattern[str], text: str
 ) -> Iterator[re.Match[str]]:
-    run_end = _regex(_RUN_END)
+    run_end = regex(_RUN_END)
     resume = 0
     tried = -1
     while (hit := gate.search(text, resume)) is not None:
@@ -83,7 +83,7 @@ def _one_gate(
 
 def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     start, end = match.span()
-    if _word_before(text, start) and text[start - 1] not in "/":
+    if word_before(text, start) and text[start - 1] not in "/":
         return
     index = int(match.lastgroup[1:]) if match.lastgroup else 0
     _, kind, _ = PROVIDERS[index]
@@ -102,7 +102,7 @@ def _unseparated_vetter(kind: str) -> Vetter:
         if group == "value" and not text.endswith(_AZURE_NAMES, 0, match.start()):
             return
         start, end = match.span(group)
-        if group == 0 and _word_before(text, start):
+        if group == 0 and word_before(text, start):
             return
         value = text[start:end]
         if not is_placeholder(value) and looks_random(value, 12):
@@ -134,7 +134,7 @@ def _vet_url_special(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
     begin = match.end()
-    segment_match = _regex(_URL_SEGMENT).match(text, begin)
+    segment_match = regex(_URL_SEGMENT).match(text, begin)
     if segment_match is None:
         return
     segment = segment_match.group(0)
@@ -144,7 +144,7 @@ def _vet_url_special(
     if "@" not in segment:
         return
     at = len(segment)
-    host = _regex(_URL_HOST)
+    host = regex(_URL_HOST)
     for _ in range(_URL_AT_TRIES):  # the last few @ only: bounded work per URL
         at = segment.rfind("@", 0, at)
         if at <= 0:
@@ -154,15 +154,15 @@ def _vet_url_special(
             continue
         if not any(c in password for c in "?#/@!$%"):
             return  # the url rule's own case
-        if _regex(_PORT_PATH).match(password):
+        if regex(_PORT_PATH).match(password):
             return  # host:port/path?x=a@b, not a password
         query = password.find("?")
         if query >= 0 and "=" in password[query:]:
             continue  # a query string holding an @
-        if password.lower() in _URL_PLACEHOLDERS or is_placeholder(password):
+        if password.lower() in URL_PLACEHOLDERS or is_placeholder(password):
             return
-        scheme = _regex(_SCHEME_BEFORE).search(lowered, max(0, match.start() - 40), match.start())
-        yield begin, begin + at, _url_type(scheme.group(0) if scheme else "")
+        scheme = regex(SCHEME_BEFORE).search(lowered, max(0, match.start() - 40), match.start())
+        yield begin, begin + at, url_type(scheme.group(0) if scheme else "")
         return
 
 
@@ -234,7 +234,7 @@ def _vet_cli_password(
     if group == "bare":
         value = value.rstrip(",)")
         end = start + len(value)
-    if len(value) < 4 or is_placeholder(value) or value.lower() in _URL_PLACEHOLDERS:
+    if len(value) < 4 or is_placeholder(value) or value.lower() in URL_PLACEHOLDERS:
         return
     yield start, end, "password"
 
@@ -289,7 +289,7 @@ def _vet_value_field(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
     at = match.start()
-    named = _regex(_NAME_BEFORE).search(lowered, max(0, at - _NAME_REACH), at)
+    named = regex(_NAME_BEFORE).search(lowered, max(0, at - _NAME_REACH), at)
     if named is None:
         return
     yield from _vet_name_value(match, text, text[named.start("name") : named.end("name")])
@@ -307,7 +307,7 @@ def _vet_name_value(match: re.Match[str], text: str, name: str) -> Iterator[tupl
     group = next(g for g in ("escaped", "double", "single", "bare") if groups.get(g) is not None)
     start, end = match.span(group)
     value = text[start:end]
-    if _acceptable(value, kind, quoted=group != "bare"):
+    if acceptable(value, kind, quoted=group != "bare"):
         yield start, end, kind
 
 
@@ -318,7 +318,7 @@ _B64_PEM = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,87380}={0,2}"
 
 
 def _vet_b64_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    head = _b64_text(match.group(0)[:96])
+    head = b64_text(match.group(0)[:96])
     if "PRIVATE KEY" in head:
         yield match.start(), match.end(), "private_key"
     elif "CERTIFICATE" in head and "REQUEST" not in head:
@@ -355,7 +355,7 @@ def _vet_auth_tuple(
 ) -> Iterator[tuple[int, int, str]]:
     start, end = match.span("value")
     value = text[start:end]
-    if len(value) >= 4 and not is_placeholder(value) and value.lower() not in _URL_PLACEHOLDERS:
+    if len(value) >= 4 and not is_placeholder(value) and value.lower() not in URL_PLACEHOLDERS:
         yield start, end, "password"
 
 
@@ -381,7 +381,7 @@ def vet_prose(match: re.Match[str], text: str) -> Iterator[tuple[int, int, str]]
     """A value after "token", "key", "password" or "secret" in a sentence: redacted when it
     looks generated (capitals, small letters and digits; no path, no hex digest, no URL)."""
     kind = _PROSE_KINDS.get(text[match.start("word") : match.end()].lower())
-    if kind is None or _word_before(text, match.start("word")):
+    if kind is None or word_before(text, match.start("word")):
         return
     start, end = match.span("pvalue")
     value = text[start:end].rstrip(_PROSE_TRAIL)

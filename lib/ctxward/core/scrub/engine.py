@@ -23,12 +23,12 @@ that run again at every anchor inside it. Where nothing after the run could star
 the run is matched atomically, `(?=(?P<name>[...]{0,n}))(?P=name)`, so a failed try gives none
 of it back (the generic key tails, heroku, curl -u). Where the run is long (a JWT header: 8 KB),
 a rule's own finder skips the starts that cannot match and yields exactly finditer's matches
-(`Rule.matches`: `_jwt_matches`, `_flag_matches`). tests/core/scrub/test_scrub.py feeds every rule
+(`Rule.matches`: `jwt_matches`, `flag_matches`). tests/core/scrub/test_scrub.py feeds every rule
 repeats of its own prefix and alphabet at 100 KB and 1 MB, and bounds the time as a ratio.
 
 How it stays cheap to import (hooks import it in a fresh interpreter each time): no regex is
 compiled at import. A rule runs only when one of its anchors occurs in the text (a substring
-search), and its regex, like the validators' helper regexes, is compiled on first use (`_regex`).
+search), and its regex, like the validators' helper regexes, is compiled on first use (`regex`).
 
 What is never redacted: placeholders and masked values (`<your-api-key>`, `${TOKEN}`, `********`,
 `changeme`, `...EXAMPLE`), hashes, UUIDs and git SHAs outside a secret's context, base64 images,
@@ -43,51 +43,51 @@ from __future__ import annotations
 import re
 
 from ctxward.core.scrub.assignments import (
-    _CLI_FLAG,
-    _CURL_USER,
-    _GENERIC,
-    _GENERIC_WORDS,
-    _NETRC,
-    _XML,
-    _flag_matches,
-    _vet_curl_user,
-    _vet_flag,
-    _vet_generic,
-    _vet_netrc,
+    CLI_FLAG,
+    CURL_USER,
+    GENERIC,
+    GENERIC_WORDS,
+    NETRC,
+    XML,
+    flag_matches,
+    vet_curl_user,
+    vet_flag,
+    vet_generic,
+    vet_netrc,
 )
 
 # The provider gate and the contextual detectors (context.py).
 from ctxward.core.scrub.context import rules as context_rules
 from ctxward.core.scrub.providers import TYPES as _PROVIDER_TYPES
-from ctxward.core.scrub.rules import _ASCII_LOWER, Rule, _regex, is_placeholder, link_parts
+from ctxward.core.scrub.rules import ASCII_LOWER, Rule, is_placeholder, link_parts, regex
 from ctxward.core.scrub.tokens import (
-    _ANTHROPIC,
-    _AUTHORIZATION,
-    _AWS_KEY_ID,
-    _BEARER,
-    _GITHUB,
-    _GITHUB_PAT,
-    _GOOGLE,
-    _HEROKU,
-    _HEROKU_V2,
-    _JWT,
-    _OPENAI,
-    _PEM_HEADER,
-    _PUTTY,
-    _SLACK,
-    _SLACK_WEBHOOK,
-    _URL_CREDENTIALS,
-    _jwt_matches,
-    _token_vetter,
-    _vet_authorization,
-    _vet_aws_key_id,
-    _vet_bearer,
-    _vet_heroku,
-    _vet_jwt,
-    _vet_pem,
-    _vet_putty,
-    _vet_slack_webhook,
-    _vet_url,
+    ANTHROPIC,
+    AUTHORIZATION,
+    AWS_KEY_ID,
+    BEARER,
+    GITHUB,
+    GITHUB_PAT,
+    GOOGLE,
+    HEROKU,
+    HEROKU_V2,
+    JWT,
+    OPENAI,
+    PEM_HEADER,
+    PUTTY,
+    SLACK,
+    SLACK_WEBHOOK,
+    URL_CREDENTIALS,
+    jwt_matches,
+    token_vetter,
+    vet_authorization,
+    vet_aws_key_id,
+    vet_bearer,
+    vet_heroku,
+    vet_jwt,
+    vet_pem,
+    vet_putty,
+    vet_slack_webhook,
+    vet_url,
 )
 
 # typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
@@ -162,7 +162,7 @@ def find(text: str) -> list[Redaction]:
         return []
     lowered = text.lower()
     if len(lowered) != len(text):  # a few non-ASCII letters change length when lowered
-        lowered = text.translate(_ASCII_LOWER)
+        lowered = text.translate(ASCII_LOWER)
     spans: list[tuple[int, int, str]] = []
     present: dict[tuple[str, bool], bool] = {}
     for rule in RULES + _USER_RULES:
@@ -219,7 +219,7 @@ def explain(text: str) -> list[tuple[Redaction, str]]:
         return []
     lowered = text.lower()
     if len(lowered) != len(text):
-        lowered = text.translate(_ASCII_LOWER)
+        lowered = text.translate(ASCII_LOWER)
     named: list[tuple[int, int, str, str]] = []
     present: dict[tuple[str, bool], bool] = {}
     for rule in RULES + _USER_RULES:
@@ -287,7 +287,7 @@ def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
         # for a value whose first run occurs more often than the value was found.
         from collections import Counter
 
-        run = _regex(_REPEAT_RUN)
+        run = regex(_REPEAT_RUN)
         counts = Counter(run.findall(text))
         wanted: dict[str, str] = {}
         for value, kind in values.items():
@@ -309,29 +309,29 @@ def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
 # hit; several anchors would mean several scans, and one combined alternation of them all
 # tests every position of the text. No anchor: the rule always runs.
 RULES: tuple[Rule, ...] = (
-    Rule("pem", _PEM_HEADER, False, _vet_pem, "BEGIN "),
-    Rule("putty", _PUTTY, False, _vet_putty, "PuTTY-User-Key-File-"),
-    Rule("openai_key", _OPENAI, False, _token_vetter("openai_key", 3), "sk-"),
-    Rule("anthropic_key", _ANTHROPIC, False, _token_vetter("anthropic_key", 7), "sk-ant-"),
-    Rule("github_token", _GITHUB, False, _token_vetter("github_token", 4), "gh"),
-    Rule("github_pat", _GITHUB_PAT, False, _token_vetter("github_token", 11), "github_pat_"),
-    Rule("slack_token", _SLACK, False, _token_vetter("slack_token", 5), None),  # xox, xapp-
-    Rule("slack_webhook", _SLACK_WEBHOOK, False, _vet_slack_webhook, "hooks.slack.com/"),
-    Rule("google_api_key", _GOOGLE, False, _token_vetter("google_api_key", 4), "AIza"),
-    Rule("aws_access_key_id", _AWS_KEY_ID, False, _vet_aws_key_id, None),  # AKIA, ASIA, ...
-    Rule("heroku_v2", _HEROKU_V2, False, _token_vetter("heroku_api_key", 5), "HRKU-"),
-    Rule("heroku", _HEROKU, True, _vet_heroku, "heroku"),
-    Rule("jwt", _JWT, False, _vet_jwt, ".eyJ", _jwt_matches),  # `eyJ` is in base64 images
-    Rule("url", _URL_CREDENTIALS, False, _vet_url, "://"),
-    Rule("bearer", _BEARER, True, _vet_bearer, "bearer"),
-    Rule("authorization", _AUTHORIZATION, True, _vet_authorization, "authorization"),
-    Rule("curl_user", _CURL_USER, False, _vet_curl_user, "-u"),  # -u and --user
-    Rule("netrc", _NETRC, True, _vet_netrc, "machine"),
-    Rule("cli_flag", _CLI_FLAG, True, _vet_flag, "--", _flag_matches),
-    Rule("xml", _XML, True, _vet_flag, "</"),
+    Rule("pem", PEM_HEADER, False, vet_pem, "BEGIN "),
+    Rule("putty", PUTTY, False, vet_putty, "PuTTY-User-Key-File-"),
+    Rule("openai_key", OPENAI, False, token_vetter("openai_key", 3), "sk-"),
+    Rule("anthropic_key", ANTHROPIC, False, token_vetter("anthropic_key", 7), "sk-ant-"),
+    Rule("github_token", GITHUB, False, token_vetter("github_token", 4), "gh"),
+    Rule("github_pat", GITHUB_PAT, False, token_vetter("github_token", 11), "github_pat_"),
+    Rule("slack_token", SLACK, False, token_vetter("slack_token", 5), None),  # xox, xapp-
+    Rule("slack_webhook", SLACK_WEBHOOK, False, vet_slack_webhook, "hooks.slack.com/"),
+    Rule("google_api_key", GOOGLE, False, token_vetter("google_api_key", 4), "AIza"),
+    Rule("aws_access_key_id", AWS_KEY_ID, False, vet_aws_key_id, None),  # AKIA, ASIA, ...
+    Rule("heroku_v2", HEROKU_V2, False, token_vetter("heroku_api_key", 5), "HRKU-"),
+    Rule("heroku", HEROKU, True, vet_heroku, "heroku"),
+    Rule("jwt", JWT, False, vet_jwt, ".eyJ", jwt_matches),  # `eyJ` is in base64 images
+    Rule("url", URL_CREDENTIALS, False, vet_url, "://"),
+    Rule("bearer", BEARER, True, vet_bearer, "bearer"),
+    Rule("authorization", AUTHORIZATION, True, vet_authorization, "authorization"),
+    Rule("curl_user", CURL_USER, False, vet_curl_user, "-u"),  # -u and --user
+    Rule("netrc", NETRC, True, vet_netrc, "machine"),
+    Rule("cli_flag", CLI_FLAG, True, vet_flag, "--", flag_matches),
+    Rule("xml", XML, True, vet_flag, "</"),
     *(
-        Rule(f"generic_{w}", p, True, _vet_generic, w)
-        for w, p in zip(_GENERIC_WORDS, _GENERIC, strict=True)
+        Rule(f"generic_{w}", p, True, vet_generic, w)
+        for w, p in zip(GENERIC_WORDS, GENERIC, strict=True)
     ),
 )
 

@@ -27,7 +27,7 @@ class Rule:
     """One detector: a regex anchored on a literal, and the function that vets its matches.
 
     `anchor`, when set, is a literal that every match of `pattern` contains: `find` returns at
-    once when the text lacks it, so a rule's regex is only compiled (`_regex`) once a text could
+    once when the text lacks it, so a rule's regex is only compiled (`regex`) once a text could
     hold a match. The anchor is looked for with a one-literal regex (cheap to compile), not
     `in`: `re`'s literal-prefix scan is as fast as the rule's own, where `str.__contains__` is
     up to 3x slower on two- or three-character needles (bench/scrub_throughput.py).
@@ -73,7 +73,7 @@ class Rule:
         anchor = self.anchor
         assert anchor is not None and self._anchor_pattern is not None
         if present is None:
-            return _regex(self._anchor_pattern).search(haystack) is not None
+            return regex(self._anchor_pattern).search(haystack) is not None
         key = (anchor, self.on_lowered)
         known = present.get(key)
         if known is not None:
@@ -87,7 +87,7 @@ class Rule:
         if len(anchor) >= _LONG_ANCHOR:
             held = anchor in haystack
         else:
-            held = _regex(self._anchor_pattern).search(haystack) is not None
+            held = regex(self._anchor_pattern).search(haystack) is not None
         present[key] = held
         return held
 
@@ -100,7 +100,7 @@ class Rule:
         haystack = lowered if self.on_lowered else text
         if self.anchor is not None and not self._anchored(haystack, present):
             return
-        pattern = _regex(self.pattern)
+        pattern = regex(self.pattern)
         found = (
             pattern.finditer(haystack) if self.matches is None else self.matches(pattern, haystack)
         )
@@ -121,7 +121,7 @@ def link_parts(rules: tuple[Rule, ...]) -> None:
 
 
 @functools.cache
-def _regex(source: str) -> re.Pattern[str]:
+def regex(source: str) -> re.Pattern[str]:
     """`source` compiled, once per process and only when first used.
 
     Compiling the whole table at import took ~5 ms, paid by every hook that imports this module
@@ -131,18 +131,18 @@ def _regex(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-def _words(text: str) -> list[str]:
+def split_words(text: str) -> list[str]:
     return text.split()
 
 
-_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 
 
-_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 _PLACEHOLDER_WORDS = frozenset(
-    _words(
+    split_words(
         """
     password passwd pass pwd passphrase secret secrets token tokens apikey api_key api-key key
     changeme change_me change-me changeit none null nil undefined true false yes no on off
@@ -266,11 +266,11 @@ def is_placeholder(value: str) -> bool:
     if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
         return True
     if _has_mark(stripped, lowered) or (
-        any(map(lowered.__contains__, _SHORT_WORDS)) and _regex(_MARK_SHORT).search(stripped)
+        any(map(lowered.__contains__, _SHORT_WORDS)) and regex(_MARK_SHORT).search(stripped)
     ):
         return True
     if lowered.startswith(_REFERENCE_PREFIXES) or (
-        stripped.startswith("$") and _regex(_SHELL_REFERENCE).match(stripped)
+        stripped.startswith("$") and regex(_SHELL_REFERENCE).match(stripped)
     ):
         return True
     if len(set(lowered)) <= 2:  # xxxxxxxx, ********, aaaa-aaaa
@@ -301,7 +301,7 @@ def _entropy(value: str) -> float:
     return -sum(n / size * math.log2(n / size) for n in counts.values())
 
 
-def _word_before(text: str, start: int) -> bool:
+def word_before(text: str, start: int) -> bool:
     """True when the character before `start` would make the match part of a longer word.
 
     The `n` of an escaped newline (`\\n` in JSON-encoded text) does not count.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ctxward.core.scrub.rules import _UUID, _regex, _word_before, is_placeholder, looks_random
+from ctxward.core.scrub.rules import UUID, is_placeholder, looks_random, regex, word_before
 
 # typing.TYPE_CHECKING without importing typing: hooks import this module on their hot path.
 TYPE_CHECKING = False
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ctxward.core.scrub.rules import Vetter
 
 
-_PEM_HEADER = (
+PEM_HEADER = (
     r"----(?P<dash>-?) ?BEGIN (?P<label>(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?"
     r"|(?:TRUSTED |X509 )?CERTIFICATE) ?----(?P=dash)"
 )
@@ -33,7 +33,7 @@ _PEM_TRUNCATED_BODY = (
 _PEM_MAX_BODY = 65_536
 
 
-def _vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     label = match.group("label")
     header = match.group(0)
     end_marker = header.replace("BEGIN", "END", 1)
@@ -45,7 +45,7 @@ def _vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
     if end >= 0:
         stop = end + len(end_marker)
     else:
-        body = _regex(_PEM_TRUNCATED_BODY).match(text, match.end())
+        body = regex(_PEM_TRUNCATED_BODY).match(text, match.end())
         stop = body.end() if body else match.end()
     if "CERTIFICATE" in label:
         kind = "certificate"
@@ -56,23 +56,23 @@ def _vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[in
     yield match.start(), stop, kind
 
 
-_PUTTY = r"PuTTY-User-Key-File-\d: [^\n]{0,200}"
+PUTTY = r"PuTTY-User-Key-File-\d: [^\n]{0,200}"
 
 
 _PUTTY_END = r"Private-MAC: [0-9a-fA-F]{16,128}"
 
 
-def _vet_putty(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    end = _regex(_PUTTY_END).search(text, match.end(), match.end() + 16_384)
+def vet_putty(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    end = regex(_PUTTY_END).search(text, match.end(), match.end() + 16_384)
     yield match.start(), end.end() if end else match.end(), "ssh_private_key"
 
 
-def _token_vetter(kind: str, body_from: int = 0, minimum: int = 8) -> Vetter:
+def token_vetter(kind: str, body_from: int = 0, minimum: int = 8) -> Vetter:
     """A vetter for prefix tokens: whole-word, not a placeholder, random-looking body."""
 
     def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
         start, end = match.span()
-        if _word_before(text, start):
+        if word_before(text, start):
             return
         body = match.group(0)[body_from:]
         if is_placeholder(body) or not looks_random(body, minimum):
@@ -82,45 +82,45 @@ def _token_vetter(kind: str, body_from: int = 0, minimum: int = 8) -> Vetter:
     return vet
 
 
-_GITHUB = r"gh[pousr]_[A-Za-z0-9_]{30,1024}(?:\.[A-Za-z0-9_-]{2,2048}){0,4}"
+GITHUB = r"gh[pousr]_[A-Za-z0-9_]{30,1024}(?:\.[A-Za-z0-9_-]{2,2048}){0,4}"
 
 
-_GITHUB_PAT = r"github_pat_[A-Za-z0-9_]{30,255}"
+GITHUB_PAT = r"github_pat_[A-Za-z0-9_]{30,255}"
 
 
-_ANTHROPIC = r"sk-ant-[A-Za-z0-9_-]{20,512}"
+ANTHROPIC = r"sk-ant-[A-Za-z0-9_-]{20,512}"
 
 
-_OPENAI = r"sk-(?!ant-)[A-Za-z0-9_-]{20,512}"
+OPENAI = r"sk-(?!ant-)[A-Za-z0-9_-]{20,512}"
 
 
-_GOOGLE = r"AIza[A-Za-z0-9_-]{35,60}"
+GOOGLE = r"AIza[A-Za-z0-9_-]{35,60}"
 
 
-_SLACK = r"xox(?:[abposr]|e(?:\.xox[bp])?)-[A-Za-z0-9-]{10,512}|xapp-\d-[A-Za-z0-9-]{10,512}"
+SLACK = r"xox(?:[abposr]|e(?:\.xox[bp])?)-[A-Za-z0-9-]{10,512}|xapp-\d-[A-Za-z0-9-]{10,512}"
 
 
-_SLACK_WEBHOOK = (
+SLACK_WEBHOOK = (
     r"hooks\.slack\.com/(?P<path>(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{16,512})"
 )
 
 
-_HEROKU_V2 = r"HRKU-[A-Za-z0-9_-]{20,512}"
+HEROKU_V2 = r"HRKU-[A-Za-z0-9_-]{20,512}"
 
 
-_AWS_KEY_ID = r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"
+AWS_KEY_ID = r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"
 
 
 _AWS_SECRET_NEARBY = r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 
 
-_JWT = r"eyJ[A-Za-z0-9_-]{8,8192}\.eyJ[A-Za-z0-9_-]{8,16384}\.?[A-Za-z0-9_-]{0,8192}"
+JWT = r"eyJ[A-Za-z0-9_-]{8,8192}\.eyJ[A-Za-z0-9_-]{8,16384}\.?[A-Za-z0-9_-]{0,8192}"
 
 
 _JWT_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
 
-_JWT_HEADER_MAX = 3 + 8192  # `eyJ` and the longest header body _JWT takes
+_JWT_HEADER_MAX = 3 + 8192  # `eyJ` and the longest header body JWT takes
 
 
 # Where a token's payload starts: the dot after its header, preceded by `eyJ` and 8 more header
@@ -129,7 +129,7 @@ _JWT_HEADER_MAX = 3 + 8192  # `eyJ` and the longest header body _JWT takes
 _JWT_PAYLOAD = r"\.eyJ[A-Za-z0-9_-]{8}(?<=[A-Za-z0-9_-]{11}\.eyJ[A-Za-z0-9_-]{8})"
 
 
-def _vet_slack_webhook(
+def vet_slack_webhook(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
     path = match.group("path")
@@ -137,20 +137,18 @@ def _vet_slack_webhook(
         yield match.start("path"), match.end("path"), "slack_webhook"
 
 
-def _vet_aws_key_id(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
+def vet_aws_key_id(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     start, end = match.span()
-    if _word_before(text, start) or is_placeholder(match.group(0)):
+    if word_before(text, start) or is_placeholder(match.group(0)):
         return
     yield start, end, "aws_access_key_id"
     # A secret access key printed next to its id (credentials.csv, `aws configure list`).
-    nearby = _regex(_AWS_SECRET_NEARBY).search(text, end, min(len(text), end + 240))
-    if nearby and _is_aws_secret(nearby.group(0)):
+    nearby = regex(_AWS_SECRET_NEARBY).search(text, end, min(len(text), end + 240))
+    if nearby and is_aws_secret(nearby.group(0)):
         yield nearby.start(), nearby.end(), "aws_secret_access_key"
 
 
-def _is_aws_secret(value: str) -> bool:
+def is_aws_secret(value: str) -> bool:
     return (
         len(value) == 40
         and any(c.isupper() for c in value)
@@ -160,10 +158,10 @@ def _is_aws_secret(value: str) -> bool:
     )
 
 
-def _jwt_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
-    """`pattern.finditer(text)` for `_JWT`, in linear time.
+def jwt_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for `JWT`, in linear time.
 
-    The regex engine tries `_JWT` at every `eyJ`, and at each it runs through up to 8,192 header
+    The regex engine tries `JWT` at every `eyJ`, and at each it runs through up to 8,192 header
     characters before it finds no dot: `eyJ` repeated over 1 MB took 15 s. The header's class
     holds no dot, so the header of a match starting at `s` ends where the run of that class from
     `s` ends; every start in one run shares that end. So look for the ends instead: each dot
@@ -172,7 +170,7 @@ def _jwt_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]
     matched there (its remaining parts are optional, so it matches). Each character is looked at
     a bounded number of times; test_scrub checks the matches are finditer's own.
     """
-    seek = _regex(_JWT_PAYLOAD)
+    seek = regex(_JWT_PAYLOAD)
     resume = 0  # where finditer would search next: no match starts before it
     look = 11  # where the next payload's dot may be (a header takes 11 characters at least)
     floor = 0  # the header run before a dot starts after the previous dot
@@ -189,9 +187,9 @@ def _jwt_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]
             look = resume + 11
 
 
-def _vet_jwt(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_jwt(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     start, end = match.span()
-    if _word_before(text, start):
+    if word_before(text, start):
         return
     if text[end - 1] == ".":
         end -= 1
@@ -213,29 +211,29 @@ def _is_documentation_jwt(payload: str) -> bool:
     return isinstance(claims, dict) and claims.get("name") == "John Doe"
 
 
-_URL_CREDENTIALS = (
+URL_CREDENTIALS = (
     r"://(?P<user>[^\s:@/?#\"'<>\[\]\\]{0,256}):(?P<password>[^\s@/?#\"'<>\\]{1,512})@"
     r"(?=[A-Za-z0-9\[._%-])"
 )
 
 
-_SCHEME_BEFORE = r"[A-Za-z][A-Za-z0-9+.-]{0,39}\Z"
+SCHEME_BEFORE = r"[A-Za-z][A-Za-z0-9+.-]{0,39}\Z"
 
 
-_URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw", "p", "x"})
+URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw", "p", "x"})
 
 
-def _vet_url(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_url(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     password = match.group("password")
-    if password.lower() in _URL_PLACEHOLDERS or is_placeholder(password):
+    if password.lower() in URL_PLACEHOLDERS or is_placeholder(password):
         return
     start = match.start()
-    scheme_match = _regex(_SCHEME_BEFORE).search(lowered, max(0, start - 40), start)
+    scheme_match = regex(SCHEME_BEFORE).search(lowered, max(0, start - 40), start)
     scheme = scheme_match.group(0) if scheme_match else ""
-    yield match.start("password"), match.end("password"), _url_type(scheme)
+    yield match.start("password"), match.end("password"), url_type(scheme)
 
 
-def _url_type(scheme: str) -> str:
+def url_type(scheme: str) -> str:
     scheme = scheme.rsplit(".", 1)[-1]  # jdbc.postgresql is not a thing, but be lenient
     if scheme.startswith(("postgres", "postgis", "timescale", "cockroach")):
         return "postgres_url"
@@ -248,17 +246,17 @@ def _url_type(scheme: str) -> str:
     return "url_password"
 
 
-_BEARER = r"bearer[ \t]+(?P<value>[a-z0-9._~+/-]{8,8192}=*)"
+BEARER = r"bearer[ \t]+(?P<value>[a-z0-9._~+/-]{8,8192}=*)"
 
 
-_AUTHORIZATION = (
+AUTHORIZATION = (
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?P<scheme>basic|token|apikey|api-key|sso-key)"
     r"[ \t]+(?P<value>[^\s\"',;]{6,4096})"
 )
 
 
-def _vet_bearer(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    if _word_before(text, match.start()):
+def vet_bearer(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    if word_before(text, match.start()):
         return
     start, end = match.span("value")
     value = text[start:end]
@@ -267,7 +265,7 @@ def _vet_bearer(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple
     yield start, end, "bearer_token"
 
 
-def _vet_authorization(
+def vet_authorization(
     match: re.Match[str], text: str, lowered: str
 ) -> Iterator[tuple[int, int, str]]:
     start, end = match.span("value")
@@ -275,13 +273,13 @@ def _vet_authorization(
     if is_placeholder(value):
         return
     if match.group("scheme") == "basic":
-        if looks_random(value.rstrip("="), 6) or ":" in _b64_text(value):
+        if looks_random(value.rstrip("="), 6) or ":" in b64_text(value):
             yield start, end, "basic_auth"
     elif looks_random(value, 8):
         yield start, end, "token"
 
 
-def _b64_text(value: str) -> str:
+def b64_text(value: str) -> str:
     import base64
 
     try:
@@ -290,13 +288,13 @@ def _b64_text(value: str) -> str:
         return ""
 
 
-_HEROKU = (
+HEROKU = (
     r"heroku(?=(?P<key>[a-z0-9_.-]{0,30}))(?P=key)"  # atomic (module doc)
-    r"[\"']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}[\"']?(?P<value>" + _UUID + ")"
+    r"[\"']?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}[\"']?(?P<value>" + UUID + ")"
 )
 
 
-def _vet_heroku(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_heroku(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
     name = lowered[match.start() : match.start("value")].rstrip(" \t:=>\"'")
     if name.endswith(("id", "app", "name", "region", "url", "team")):
         return
