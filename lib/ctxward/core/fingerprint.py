@@ -12,6 +12,7 @@ Standard library only (the compaction hooks fingerprint every rule on every run)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import unicodedata
 from collections.abc import Iterable
@@ -35,6 +36,9 @@ def normalise(text: str) -> str:
     )
 
 
+# Remembered: a compaction hook fingerprints each rule several times (dedupe, the channels, the
+# ledger), and the same skill activated in many plans repeats the same rules.
+@functools.lru_cache(maxsize=65_536)
 def fingerprint(text: str) -> str:
     """The hex sha256 of `normalise(text)`."""
     return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
