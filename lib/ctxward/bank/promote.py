@@ -26,16 +26,16 @@ from ctxward.bank.active import ActiveContext
 from ctxward.bank.steps import (
     allocate,
     archive_progress,
-    changes,
     check_critical,
     classify,
     cross_reference,
     dedupe,
-    files,
     int_or_none,
+    new_files,
     phase_budget,
-    plans,
+    record_plans,
     scrubbed,
+    would_change,
 )
 from ctxward.compress import identity as identities
 from ctxward.compress import scoring
@@ -241,7 +241,7 @@ def promote(
             current.active, plan.changing, per_phase, total, plan.updated
         )
         archive_progress(current.log, plan, refs, decisions)
-        plans(current.active, plan.others, feature)
+        record_plans(current.active, plan.others, feature)
         result.skipped.extend(plan.skipped)
         result.promoted = [
             Promoted(
@@ -263,7 +263,7 @@ def promote(
             current.active.params["phases"] = str(phases)
         if feature:
             current.active.params["feature"] = feature
-        writes, result.trim = files(
+        writes, result.trim = new_files(
             current, registry, gate, receiver, total, now, today, plan.replaced
         )
         rendered_zz = writes[bank / zz.relpath(gate)]
@@ -278,7 +278,7 @@ def promote(
             and source.label not in collected.kept
             and source.label not in plan.kept
         ]
-        if changes(writes, deletes):
+        if would_change(writes, deletes):
             current.active.params.update(
                 {
                     "last": now.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -282,7 +282,7 @@ def archive_progress(
         chunk.put(LogItem(item.kind, item.hash, lines, attrs))
 
 
-def plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> None:
+def record_plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> None:
     """01 `## Plans` (C4): one row per (date, feature); an existing row is left alone."""
     for item in others:
         if item.kind != "plan":
@@ -296,7 +296,7 @@ def plans(doc: ActiveContext, others: Sequence[Item], feature: str | None) -> No
                 doc.order.append(PLANS)
 
 
-def files(
+def new_files(
     current: state.State,
     registry: xref.Registry,
     gate: str,
@@ -327,7 +327,7 @@ def files(
     )
 
 
-def changes(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
+def would_change(writes: dict[Path, str], deletes: Sequence[Path]) -> bool:
     """Whether committing would change anything (the time stamp is only set then)."""
     if any(path.is_file() for path in deletes):
         return True

@@ -21,13 +21,13 @@ from typing import Any
 from ctxward.compress import scoring
 from ctxward.compress.entries import BAND_TEMPLATES, MEDIUM_CHARS, Entry, Result, Run
 from ctxward.compress.lines import (
+    distinct_values,
     endpoints_in,
     extract,
     files_text,
     first_sentence,
-    gotcha,
+    gotcha_line,
     sentences,
-    unique,
 )
 from ctxward.compress.parse import parse_entries
 from ctxward.compress.scoring import Preflight, Score, Tables
@@ -65,8 +65,8 @@ def semantic(
         "what": cut_at_word(found[0], 200).rstrip(" .") if found else "",
         "contract": endpoints[:2],
         "include": str(row.get("include", "")),
-        "details": unique(details),
-        "gotcha": gotcha(fields, found),
+        "details": distinct_values(details),
+        "gotcha": gotcha_line(fields, found),
         "risk_category": risky[0].category if risky and score.dimensions["risk"] > 0 else "",
         "risk_terms": [keyword.term for keyword in risky][:3],
     }

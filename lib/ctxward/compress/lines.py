@@ -191,7 +191,7 @@ def first_sentence(text: str, limit: int) -> str:
     return cut_at_word(found[0] if found else "", limit)
 
 
-def unique(values: Iterable[str]) -> list[str]:
+def distinct_values(values: Iterable[str]) -> list[str]:
     seen: dict[str, None] = {}
     for value in values:
         value = value.strip().strip("`\"'")
@@ -212,7 +212,7 @@ def endpoints_in(text: str) -> list[str]:
     found = [f"{m.group(1)} {m.group(2)}" for m in _ENDPOINT.finditer(text)]
     paths = {m.group(2) for m in _ENDPOINT.finditer(text)}
     found += [m.group(0) for m in _API_PATH.finditer(text) if m.group(0) not in paths]
-    return unique(found)
+    return distinct_values(found)
 
 
 def _status_codes(text: str) -> list[str]:
@@ -220,7 +220,7 @@ def _status_codes(text: str) -> list[str]:
     for sentence in sentences(text):
         if _STATUS_CONTEXT.search(sentence):
             codes += _STATUS_CODE.findall(sentence)
-    return unique(codes)
+    return distinct_values(codes)
 
 
 def extract(kind: str, fields: Mapping[str, Any], text: str, files: Sequence[str]) -> list[str]:
@@ -233,35 +233,35 @@ def extract(kind: str, fields: Mapping[str, Any], text: str, files: Sequence[str
     if kind == "status_codes":
         return _status_codes(text)
     if kind == "shapes":
-        return unique(m.group(0) for m in _SHAPE.finditer(text))
+        return distinct_values(m.group(0) for m in _SHAPE.finditer(text))
     if kind == "tables":
-        return unique(t for t in _groups(_TABLE, text) if t.lower() not in _NOT_TABLE)
+        return distinct_values(t for t in _groups(_TABLE, text) if t.lower() not in _NOT_TABLE)
     if kind == "relationships":
-        return unique(m.group(0) for m in _RELATION.finditer(text))
+        return distinct_values(m.group(0) for m in _RELATION.finditer(text))
     if kind == "columns":
-        return unique(_groups(_COLUMN, text))
+        return distinct_values(_groups(_COLUMN, text))
     if kind == "migrations":
         names = [m.group(1) for f in files if (m := _MIGRATION_FILE.search(f))]
-        return unique(names + _MIGRATION_VERSION.findall(text))
+        return distinct_values(names + _MIGRATION_VERSION.findall(text))
     if kind == "types":
-        return unique(_SQL_TYPE.findall(text))
+        return distinct_values(_SQL_TYPE.findall(text))
     if kind == "defaults":
-        return unique(f"default {d}" for d in _DEFAULT.findall(text))
+        return distinct_values(f"default {d}" for d in _DEFAULT.findall(text))
     if kind == "components":
         from_files = [m.group(1) for f in files if (m := _COMPONENT_FILE.search(f))]
-        return unique(_COMPONENT.findall(text) + from_files)
+        return distinct_values(_COMPONENT.findall(text) + from_files)
     if kind == "handlers":
-        return unique(_HANDLER.findall(text))
+        return distinct_values(_HANDLER.findall(text))
     if kind == "env_vars":
-        return unique(_ENV_VAR.findall(text))
+        return distinct_values(_ENV_VAR.findall(text))
     if kind == "config_files":
-        return unique(f for f in files if _CONFIG_FILE.search(f))
+        return distinct_values(f for f in files if _CONFIG_FILE.search(f))
     if kind == "deploy_targets":
-        return unique(_DEPLOY_TARGET.findall(text))
+        return distinct_values(_DEPLOY_TARGET.findall(text))
     return []
 
 
-def gotcha(fields: Mapping[str, Any], summary_sentences: Sequence[str]) -> str:
+def gotcha_line(fields: Mapping[str, Any], summary_sentences: Sequence[str]) -> str:
     for name in _GOTCHA_FIELDS:
         value = fields.get(name)
         if isinstance(value, list):

@@ -8,7 +8,7 @@ from ctxward.core.confine import refuse_links_to
 from ctxward.core.drift_settings import SIGNATURES, default_limits
 from ctxward.core.sessionfiles import SESSIONS_DIRNAME, safe_id
 from ctxward.drift.machine import Tracker
-from ctxward.drift.observe import objects, open_regular
+from ctxward.drift.observe import json_objects, open_state_file
 from ctxward.drift.signatures import LOG_SUFFIX, NAMES, STATE_SUFFIX, entry
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
@@ -40,8 +40,8 @@ def newest_log(project: Project) -> Path | None:
 def iter_log(path: Path) -> Iterator[dict[str, Any]]:
     """The JSON-object lines of a hook log (a partial last line is skipped)."""
     refuse_links_to(path, OSError)  # a planted sessions link is not read through
-    with open(open_regular(path), "rb") as handle:
-        yield from objects(handle)
+    with open(open_state_file(path), "rb") as handle:
+        yield from json_objects(handle)
 
 
 def read_log(project: Project, path: Path) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def read_log(project: Project, path: Path) -> dict[str, Any]:
                     "name": NAMES[line["drift"]],
                     "call": line.get("n"),
                     "time": _iso(line.get("t")),
-                    "evidence": public(evidence) if isinstance(evidence, dict) else {},
+                    "evidence": public_evidence(evidence) if isinstance(evidence, dict) else {},
                     "label": "",
                 }
             )
@@ -69,7 +69,7 @@ def read_log(project: Project, path: Path) -> dict[str, Any]:
     active: list[str] = []
     state = path.with_name(name + STATE_SUFFIX)
     try:
-        with open(open_regular(state), "rb") as handle:
+        with open(open_state_file(state), "rb") as handle:
             saved = json.loads(handle.read())
         if isinstance(saved, dict) and isinstance(saved.get("active"), list):
             active = [a for a in saved["active"] if isinstance(a, str) and a in SIGNATURES]
@@ -131,7 +131,7 @@ def analyze_transcript(
                         "name": NAMES[report["signature"]],
                         "call": report["n"],
                         "time": record.timestamp or None,
-                        "evidence": public(report["evidence"]),
+                        "evidence": public_evidence(report["evidence"]),
                         "label": describe(tool, params, root)
                         if report["evidence"].get("id") in (None, result.tool_use_id)
                         else "",
@@ -148,7 +148,7 @@ def analyze_transcript(
     }
 
 
-def public(evidence: Mapping[str, Any]) -> dict[str, Any]:
+def public_evidence(evidence: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in evidence.items() if key not in ("id", "args")}
 
 

@@ -258,7 +258,7 @@ class _Session:
         ensure_folder(self.folder)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         try:
-            self._fd = open_regular(self.log_path, flags)
+            self._fd = open_state_file(self.log_path, flags)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise CtxwardError(
@@ -302,7 +302,7 @@ class _Session:
 
     def _read_state(self) -> dict[str, Any] | None:
         try:
-            with open(open_regular(self.state_path), "rb") as handle:
+            with open(open_state_file(self.state_path), "rb") as handle:
                 data = json.loads(handle.read())
         except (OSError, ValueError, RecursionError):  # a damaged cache is rebuilt from the log
             return None
@@ -319,7 +319,7 @@ class _Session:
         tmp = self.state_path + ".tmp"
         flags = os.O_WRONLY | os.O_CREAT
         try:
-            fd = open_regular(tmp, flags | (os.O_TRUNC if self._fd >= 0 else os.O_EXCL))
+            fd = open_state_file(tmp, flags | (os.O_TRUNC if self._fd >= 0 else os.O_EXCL))
         except FileExistsError:  # another call is writing it, or a crash left it
             try:
                 if os.stat(tmp).st_mtime < time.time() - ORPHAN_SECONDS:
@@ -383,7 +383,7 @@ def _load_limits(root: str) -> dict[str, Any]:
     return limits
 
 
-def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+def open_state_file(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
     """`os.open` that never blocks on a FIFO planted in a state file's place (OSError(EINVAL))
     and never follows a link planted there (O_NOFOLLOW: OSError(ELOOP)).
 
@@ -401,7 +401,7 @@ def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
 def _tail_lines(path: str, size: int) -> list[dict[str, Any]]:
     """The JSON objects on the last lines of `path`, within its last `size` bytes."""
     try:
-        with open(open_regular(path), "rb") as handle:
+        with open(open_state_file(path), "rb") as handle:
             handle.seek(0, os.SEEK_END)
             end = handle.tell()
             start = max(0, end - size)
@@ -412,10 +412,10 @@ def _tail_lines(path: str, size: int) -> list[dict[str, Any]]:
     lines = raw.split(b"\n")
     if start > 0:
         lines = lines[1:]  # the first one is probably cut
-    return list(objects(lines))
+    return list(json_objects(lines))
 
 
-def objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+def json_objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     """The lines that hold a JSON object; partial, damaged or absurdly nested ones are skipped."""
     for line in lines:
         try:

@@ -9,7 +9,7 @@ from ctxward.drift.log import (
     describe,
     log_path,
     newest_log,
-    public,
+    public_evidence,
     read_log,
     sessions_folder,
 )
@@ -46,7 +46,7 @@ def facts(project: Project, reports: Sequence[Mapping[str, Any]], data: Mapping[
             {
                 "signature": report.get("signature"),
                 "name": NAMES.get(str(report.get("signature")), str(report.get("signature"))),
-                "evidence": public(evidence),
+                "evidence": public_evidence(evidence),
                 "label": label if same_call or not evidence.get("id") else "",
             }
         )

@@ -74,7 +74,7 @@ class Summary(Value):
         return items + tuple(self.overflow.get(name, ()))
 
 
-def q(text: str) -> str:
+def yaml_quoted(text: str) -> str:
     """`text` as a YAML double-quoted scalar (JSON's escapes, plus YAML's line breaks)."""
     quoted = json.dumps(text, ensure_ascii=False)
     if quoted.isprintable():
@@ -90,20 +90,20 @@ def _escape(ch: str) -> str:
 def _model(summary: Summary) -> dict[str, Any]:
     """The template's view of a summary: every string already quoted for YAML."""
     return {
-        "session_id": q(summary.session_id),
-        "duration": q(summary.duration),
+        "session_id": yaml_quoted(summary.session_id),
+        "duration": yaml_quoted(summary.duration),
         "token_count": summary.token_count,
         "compressed_tokens": summary.compressed_tokens,
         "tokens_saved": summary.tokens_saved,
-        "decisions": [q(t) for t in summary.decisions],
-        "errors_and_fixes": [q(t) for t in summary.errors_and_fixes],
-        "action_items": [q(t) for t in summary.action_items],
-        "level": q(summary.level) if summary.level else "",
-        "preferences": [q(t) for t in summary.preferences],
-        "pattern": q(summary.pattern) if summary.pattern else "",
-        "stack": q(", ".join(summary.stack)) if summary.stack else "",
-        "skill_updates": [q(t) for t in summary.skill_updates],
-        "patterns": [q(t) for t in summary.patterns],
+        "decisions": [yaml_quoted(t) for t in summary.decisions],
+        "errors_and_fixes": [yaml_quoted(t) for t in summary.errors_and_fixes],
+        "action_items": [yaml_quoted(t) for t in summary.action_items],
+        "level": yaml_quoted(summary.level) if summary.level else "",
+        "preferences": [yaml_quoted(t) for t in summary.preferences],
+        "pattern": yaml_quoted(summary.pattern) if summary.pattern else "",
+        "stack": yaml_quoted(", ".join(summary.stack)) if summary.stack else "",
+        "skill_updates": [yaml_quoted(t) for t in summary.skill_updates],
+        "patterns": [yaml_quoted(t) for t in summary.patterns],
         "overflow": summary.held_over(),
     }
 

@@ -45,10 +45,10 @@ from ctxward.sessions.patterns import (
     STACK,
     STACK_ALIASES,
     STACK_SIZE,
-    architecture,
+    architecture_pattern,
     condense,
     content_words,
-    lower,
+    lower_first,
     sentences,
     similar,
     typed_text,
@@ -277,7 +277,7 @@ class _Extractor:
             said = sentence[preference.start() :]
             self.preferences.add(condense(said, 60), n, said)
         elif ARCHITECTURE.search(sentence):
-            self.architecture.add(architecture(sentence), n, sentence)
+            self.architecture.add(architecture_pattern(sentence), n, sentence)
         elif SKILL.search(sentence) and SKILL_CHANGE.search(sentence):
             self.skills.add(condense(sentence, 40), n, sentence)
         elif PATTERN.search(sentence):
@@ -289,7 +289,7 @@ class _Extractor:
         if cause is not None and cause.start() > 0:
             head = DANGLING.sub("", sentence[: cause.start()])
             tail = CAUSE_LEAD.sub("", sentence[cause.start() :])
-            text = condense(head, ERROR_CHARS) + CAUSE + lower(condense(tail, CAUSE_CHARS))
+            text = condense(head, ERROR_CHARS) + CAUSE + lower_first(condense(tail, CAUSE_CHARS))
         else:
             text = condense(sentence, ERROR_CHARS)
         item = self.errors.add(text, n, sentence)
@@ -314,7 +314,7 @@ class _Extractor:
         fix = condense(FIX_LEAD.sub("", FILLER.sub("", sentence)), FIX_CHARS)
         item = self._recent_error(n, "fixed")
         if item is not None:
-            item.text = f"{item.text}{FIX_MARK}{lower(fix)}"
+            item.text = f"{item.text}{FIX_MARK}{lower_first(fix)}"
             self.errors.grow(item, content_words(sentence))
             item.fixed = True
             return
@@ -327,7 +327,7 @@ class _Extractor:
         item = self._recent_error(n, "caused")
         if item is None:
             return False
-        cause = lower(condense(CAUSE_LEAD.sub("", FILLER.sub("", sentence)), CAUSE_CHARS))
+        cause = lower_first(condense(CAUSE_LEAD.sub("", FILLER.sub("", sentence)), CAUSE_CHARS))
         error, mark, fix = item.text.partition(FIX_MARK)
         item.text = f"{error}{CAUSE}{cause}{mark}{fix}"
         self.errors.grow(item, content_words(sentence))

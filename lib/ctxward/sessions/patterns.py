@@ -389,14 +389,14 @@ def condense(sentence: str, limit: int = ITEM_CHARS, lead: re.Pattern[str] | Non
     return _cut(text, limit)
 
 
-def lower(text: str) -> str:
+def lower_first(text: str) -> str:
     """`text` with its first letter lower-cased, unless it starts a name (URL, PostgreSQL)."""
     if text[:1].isupper() and not text[1:2].isupper():
         return text[0].lower() + text[1:]
     return text
 
 
-def architecture(sentence: str) -> str:
+def architecture_pattern(sentence: str) -> str:
     """The architecture's pattern: its name, and the parenthesis that follows it, if any."""
     match = _ARCHITECTURE_STYLE.search(sentence) or ARCHITECTURE.search(sentence)
     if match is None:  # pragma: no cover - the caller matched it

@@ -9,7 +9,7 @@ from ctxward.core.project import Project
 from ctxward.core.sessionfiles import summary_path
 from ctxward.core.values import Value
 from ctxward.errors import BadInput
-from ctxward.sessions.budget import Summary, compress, q, render_block
+from ctxward.sessions.budget import Summary, compress, render_block, yaml_quoted
 from ctxward.sessions.extract import Extraction, extract
 from ctxward.sessions.patterns import CRITICAL
 
@@ -27,9 +27,13 @@ def render_file(summary: Summary, transcript: Path | None = None) -> str:
 
     source = None
     if transcript is not None:
-        source = {"transcript": q(str(transcript))}
-    dropped = {name: [q(item) for item in items] for name, items in summary.dropped.items()}
-    overflow = {name: [q(item) for item in items] for name, items in summary.overflow.items()}
+        source = {"transcript": yaml_quoted(str(transcript))}
+    dropped = {
+        name: [yaml_quoted(item) for item in items] for name, items in summary.dropped.items()
+    }
+    overflow = {
+        name: [yaml_quoted(item) for item in items] for name, items in summary.overflow.items()
+    }
     text = render(
         "sessions/summary_file.yaml.j2",
         block=render_block(summary),

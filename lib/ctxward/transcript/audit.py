@@ -12,13 +12,13 @@ from ctxward.transcript.measure import (
     Groups,
     input_size,
     json_size,
-    relative,
     rendered_size,
     scrubbed_key,
     tool_key,
     usage_values,
     user_key,
     utf8_len,
+    without_cwd,
 )
 from ctxward.transcript.reader import (
     CONTEXT_ATTACHMENTS,
@@ -362,7 +362,7 @@ class _Walker:
             or str_of(attachment.get("filename"))
             or str_of(attachment.get("path"))
         )
-        key = f"{kind}:{scrubbed_key(relative(detail, self.cwd), 80)}" if detail else kind
+        key = f"{kind}:{scrubbed_key(without_cwd(detail, self.cwd), 80)}" if detail else kind
         self.segment.add("attachment", key, size, 1)
 
     def boundary(self, raw: dict[str, Any], line: int) -> None:

@@ -29,15 +29,15 @@ def tool_key(name: str, params: Mapping[str, Any], cwd: str = "") -> str:
     if name in ("Grep", "Glob"):
         pattern = str_of(params.get("pattern"))
         where = str_of(params.get("path"))
-        return scrubbed_key(relative(f"{pattern} in {where}" if where else pattern, cwd))
+        return scrubbed_key(without_cwd(f"{pattern} in {where}" if where else pattern, cwd))
     for name_of_field in _KEY_FIELDS:
         value = params.get(name_of_field)
         if isinstance(value, str) and value:
-            return scrubbed_key(relative(value, cwd))
+            return scrubbed_key(without_cwd(value, cwd))
     return ""
 
 
-def relative(text: str, cwd: str) -> str:
+def without_cwd(text: str, cwd: str) -> str:
     if cwd and len(cwd) > 1:
         return text.replace(cwd.rstrip("/") + "/", "")
     return text
