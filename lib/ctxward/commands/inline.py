@@ -16,7 +16,7 @@ from ctxward.core.render import render
 from ctxward.core.values import Value
 from ctxward.errors import EXIT_ERROR, BadInput
 
-Command = Callable[..., Any]
+Callback = Callable[..., Any]  # a click command's function, before click makes it a command
 
 
 class Pair(Value):
@@ -47,7 +47,7 @@ class Source(Value):
         return "stdin", read_source("-")
 
 
-def _pair_options(command: Command) -> Command:
+def _pair_options(command: Callback) -> Callback:
     """--from, --to and --blocker, handed to `command` as one `pair: Pair`."""
 
     @functools.wraps(command)
@@ -73,7 +73,7 @@ def _pair_options(command: Command) -> Command:
     return _decorated(with_pair, options)
 
 
-def _input_options(command: Command) -> Command:
+def _input_options(command: Callback) -> Callback:
     """--text and --file as one `source: Source`, then the pair options."""
 
     @functools.wraps(command)
@@ -89,7 +89,7 @@ def _input_options(command: Command) -> Command:
     return _pair_options(_decorated(with_source, options))
 
 
-def _decorated(function: Command, options: Sequence[Callable[[Command], Command]]) -> Command:
+def _decorated(function: Callback, options: Sequence[Callable[[Callback], Callback]]) -> Callback:
     for option in reversed(options):
         function = option(function)
     return function

@@ -9,7 +9,7 @@ Every fact about a host lives in this package: the list of hosts (`HOSTS`, here,
 payloads and answers (`opencode`, `codex`, `gemini`), the commands a host runs (`wiring`), where
 each host reads its hooks and the canonical blocks ctxward writes there (`settings`), versions
 and trust (`claude_version`, `codex_trust`, `gemini_trust`), synthetic payloads for doctor
-(`payloads`).
+(`payloads`), and here the payload checks the adapters share (`event_name`, `optional_text`).
 """
 
 from __future__ import annotations
