@@ -41,6 +41,7 @@ class Rule:
         "on_lowered",
         "parts",
         "pattern",
+        "prefilter",
         "vet",
     )
 
@@ -52,6 +53,7 @@ class Rule:
         vet: Vetter,
         anchor: str | None,
         matches: Matcher | None = None,
+        prefilter: Callable[[str], bool] | None = None,
     ) -> None:
         self.name = name
         self.pattern = pattern  # the source; compiled on first use
@@ -62,6 +64,9 @@ class Rule:
         # `pattern.finditer(haystack)`, or a function that yields exactly the same matches in
         # linear time where the regex engine alone would not (`_jwt_matches`).
         self.matches = matches
+        # For a rule with no anchor: whether a text may hold a match at all, asked before the
+        # pattern is compiled (the provider table's gates: `context._gate_hit`).
+        self.prefilter = prefilter
         # The other anchors of the table that `anchor` contains (`link_parts`): one of them
         # absent from a text means this one is absent too.
         self.parts: tuple[str, ...] = ()
@@ -99,6 +104,8 @@ class Rule:
         that holds an absent one (`sk-ant-`, `sk-`) is absent too, so it is looked for once."""
         haystack = lowered if self.on_lowered else text
         if self.anchor is not None and not self._anchored(haystack, present):
+            return
+        if self.prefilter is not None and not self.prefilter(haystack):
             return
         pattern = regex(self.pattern)
         found = (
