@@ -239,7 +239,7 @@ _AUDIT = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
-from ctxward.transcript.reader import audit
+from ctxward.transcript.audit import audit
 started = time.perf_counter()
 result = audit(Path(sys.argv[1]), top=10)
 seconds = time.perf_counter() - started

@@ -197,3 +197,23 @@ def test_no_module_imports_another_modules_private_name() -> None:
 
     assert borrowed == []
     assert len(MODULES) > 100  # the walk saw the package
+
+
+def test_the_bench_scripts_import_names_that_exist() -> None:
+    """A move must take `bench/` along: its scripts import ctxward in their own code and in the
+    programs they hand to `python -c` (a stale name there only shows as a failed benchmark)."""
+    import importlib.util
+    import re
+
+    found = []
+    for script in sorted((LIB.parent / "bench").glob("*.py")):
+        text = script.read_text(encoding="utf-8")
+        for module, names in re.findall(r"from (ctxward[\w.]*) import ([\w, ]+)", text):
+            for name in (n.strip() for n in names.split(",") if n.strip()):
+                found.append(f"{script.name}: {module}.{name}")
+                imported = importlib.import_module(module)
+                assert hasattr(imported, name) or importlib.util.find_spec(f"{module}.{name}"), (
+                    f"{script.name}: {module} has no {name}"
+                )
+
+    assert len(found) >= 8  # the scan saw the scripts' imports
