@@ -52,8 +52,9 @@ def refs_not_in(refs: Iterable[RuleRef], known: Collection[str]) -> list[RuleRef
     seen = set(known)
     kept = []
     for ref in refs:
-        if ref.fingerprint not in seen:
-            seen.add(ref.fingerprint)
+        digest = ref.fingerprint  # a property: computed on each access
+        if digest not in seen:
+            seen.add(digest)
             kept.append(ref)
     return kept
 
