@@ -53,6 +53,18 @@ def _search(env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None) -
     return start, False
 
 
+class _Folder:
+    """A fixed folder of the project: its root joined with `relative`, on each access."""
+
+    __slots__ = ("relative",)
+
+    def __init__(self, relative: Path) -> None:
+        self.relative = relative
+
+    def __get__(self, project: Project, owner: type | None = None) -> Path:
+        return project.root / self.relative
+
+
 class Project(Value):
     """Paths of one project's state (DESIGN.md "State on disk").
 
@@ -64,29 +76,12 @@ class Project(Value):
     root: Path
     anchored: bool = True
 
-    @property
-    def plans_dir(self) -> Path:
-        return self.root / PLANS_RELDIR
-
-    @property
-    def state_dir(self) -> Path:
-        return self.root / STATE_DIRNAME
-
-    @property
-    def offload_dir(self) -> Path:
-        return self.state_dir / "offload"
-
-    @property
-    def compactions_dir(self) -> Path:
-        return self.state_dir / "compactions"
-
-    @property
-    def log_dir(self) -> Path:
-        return self.state_dir / "log"
-
-    @property
-    def locks_dir(self) -> Path:
-        return self.state_dir / "locks"
+    plans_dir = _Folder(PLANS_RELDIR)
+    state_dir = _Folder(Path(STATE_DIRNAME))
+    offload_dir = _Folder(Path(STATE_DIRNAME, "offload"))
+    compactions_dir = _Folder(Path(STATE_DIRNAME, "compactions"))
+    log_dir = _Folder(Path(STATE_DIRNAME, "log"))
+    locks_dir = _Folder(Path(STATE_DIRNAME, "locks"))
 
     @property
     def sub_agents_dir(self) -> Path:
