@@ -22,7 +22,13 @@ from __future__ import annotations
 from ctxward.core.scrub.assignments import acceptable, classify_key
 from ctxward.core.scrub.providers import PROVIDERS, UNSEPARATED
 from ctxward.core.scrub.rules import Rule, is_placeholder, looks_random, regex, word_before
-from ctxward.core.scrub.tokens import SCHEME_BEFORE, URL_PLACEHOLDERS, b64_text, url_type
+from ctxward.core.scrub.tokens import (
+    SCHEME_BEFORE,
+    URL_PLACEHOLDERS,
+    b64_text,
+    token_vetter,
+    url_type,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,19 +108,23 @@ def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Iterator[tup
 _AZURE_NAMES = ("Account", "SharedAccess")  # what stands right before `Key=`
 
 
-def _unseparated_vetter(kind: str) -> Vetter:
+def _azure_vetter(kind: str) -> Vetter:
+    """`Key=` after `Account` or `SharedAccess` (an Azure connection string): its value."""
+
     def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-        group = "value" if "value" in match.re.groupindex else 0
-        if group == "value" and not text.endswith(_AZURE_NAMES, 0, match.start()):
+        if not text.endswith(_AZURE_NAMES, 0, match.start()):
             return
-        start, end = match.span(group)
-        if group == 0 and word_before(text, start):
-            return
+        start, end = match.span("value")
         value = text[start:end]
         if not is_placeholder(value) and looks_random(value, 12):
             yield start, end, kind
 
     return vet
+
+
+def _unseparated_vetter(kind: str, pattern: str) -> Vetter:
+    """A prefix token's vetter (`token_vetter`), or the Azure key's: the one with a value."""
+    return _azure_vetter(kind) if "(?P<value>" in pattern else token_vetter(kind, minimum=12)
 
 
 # -- URLs -----------------------------------------------------------------------------------------
@@ -412,7 +422,7 @@ def rules() -> tuple[Rule, ...]:
     return (
         Rule("providers", _PROVIDER_TABLE, False, _vet_provider, None, _gate_matches, _gate_hit),
         *(
-            Rule(rule_id, pattern, False, _unseparated_vetter(kind), literal)
+            Rule(rule_id, pattern, False, _unseparated_vetter(kind, pattern), literal)
             for literal, rule_id, kind, pattern in UNSEPARATED
         ),
         Rule("url_token", _URL_TOKEN, False, _vet_url_token, "://"),
