@@ -60,9 +60,14 @@ def _gate_hit(text: str) -> bool:
 
 def _gate_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
     """The provider table's matches, tried only at the start of the token around a gate hit
-    (each gate in turn: a token two gates find is matched twice, and merged)."""
+    (each gate in turn: a token two gates find, `sk_live_…-…`, is matched twice and given once,
+    as the same start gives the same match)."""
+    given: set[int] = set()
     for gate in _GATES:
-        yield from _one_gate(regex(gate), pattern, text)
+        for match in _one_gate(regex(gate), pattern, text):
+            if match.start() not in given:
+                given.add(match.start())
+                yield match
 
 
 def _one_gate(

@@ -113,9 +113,11 @@ SECRET_TYPES: dict[str, str] = {
     "slack_webhook": "Slack incoming-webhook path",
     "google_api_key": "Google API key (AIza…)",
     "aws_access_key_id": "AWS access key id (AKIA…, ASIA…)",
-    "aws_secret_access_key": "AWS secret access key",
     "heroku_api_key": "Heroku API key",
     **_PROVIDER_TYPES,
+    # The types below are not a token's shape but what a key name or a context says: a rule
+    # of theirs defers to the token formats above (`Rule.defers`).
+    "aws_secret_access_key": "AWS secret access key",
     "jwt": "JSON Web Token",
     "postgres_url": "password in a PostgreSQL connection string",
     "mysql_url": "password in a MySQL / MariaDB connection string",
@@ -133,6 +135,9 @@ SECRET_TYPES: dict[str, str] = {
 
 
 _RANK = {name: index for index, name in enumerate(SECRET_TYPES)}
+
+
+_DEFERRED_RANK = _RANK["aws_secret_access_key"]  # the first type named by a key, not a shape
 
 
 def scrub(text: str) -> tuple[str, list[Redaction]]:
@@ -160,18 +165,38 @@ def find(text: str) -> list[Redaction]:
     """The redactions `scrub` would make, sorted and non-overlapping."""
     if not text:
         return []
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few non-ASCII letters change length when lowered
-        lowered = text.translate(ASCII_LOWER)
     spans: list[tuple[int, int, str]] = []
-    present: dict[tuple[str, bool], bool] = {}
-    for rule in RULES + _USER_RULES:
-        spans.extend(rule.find(text, lowered, present))
+    for _, found in _found_by_rule(text):
+        spans.extend(found)
     if _ALLOW and spans:
         spans = [span for span in spans if text[span[0] : span[1]] not in _ALLOW]
     if spans:
         spans.extend(_repeats(text, spans))
     return _merge(spans)
+
+
+def _found_by_rule(text: str) -> Iterator[tuple[Rule, list[tuple[int, int, str]]]]:
+    """Each rule of the table, in order, with the spans it redacts in `text`.
+
+    The token formats come first: where one of them redacted a value, the rules that defer
+    (`Rule.defers`) do not vet it again.
+    """
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few non-ASCII letters change length when lowered
+        lowered = text.translate(ASCII_LOWER)
+    present: dict[tuple[str, bool], bool] = {}
+    covered: dict[int, int] = {}
+    for rule in RULES + _USER_RULES:
+        found = list(rule.find(text, lowered, present, covered))
+        if not rule.defers:
+            for start, end, kind in found:
+                if (
+                    _RANK[kind] < _DEFERRED_RANK
+                    and covered.get(start, -1) < end
+                    and (not _ALLOW or text[start:end] not in _ALLOW)  # allowed: covers nothing
+                ):
+                    covered[start] = end
+        yield rule, found
 
 
 # The project's `scrub:` config section (userrules.py), once a config has been loaded.
@@ -217,14 +242,11 @@ def explain(text: str) -> list[tuple[Redaction, str]]:
     pass, a value some rule found elsewhere in the text)."""
     if not text:
         return []
-    lowered = text.lower()
-    if len(lowered) != len(text):
-        lowered = text.translate(ASCII_LOWER)
-    named: list[tuple[int, int, str, str]] = []
-    present: dict[tuple[str, bool], bool] = {}
-    for rule in RULES + _USER_RULES:
-        found = rule.find(text, lowered, present)
-        named.extend((start, end, kind, rule.name) for start, end, kind in found)
+    named = [
+        (start, end, kind, rule.name)
+        for rule, found in _found_by_rule(text)
+        for start, end, kind in found
+    ]
     if _ALLOW:
         named = [n for n in named if text[n[0] : n[1]] not in _ALLOW]
     spans = [(start, end, kind) for start, end, kind, _ in named]
@@ -327,16 +349,15 @@ RULES: tuple[Rule, ...] = (
     Rule("authorization", AUTHORIZATION, True, vet_authorization, "authorization"),
     Rule("curl_user", CURL_USER, False, vet_curl_user, "-u"),  # -u and --user
     Rule("netrc", NETRC, True, vet_netrc, "machine"),
-    Rule("cli_flag", CLI_FLAG, True, vet_flag, "--", flag_matches),
-    Rule("xml", XML, True, vet_flag, "</"),
+    *context_rules(),
+    # Last, the rules of a value named by its key: they defer to the token formats above.
+    Rule("cli_flag", CLI_FLAG, True, vet_flag, "--", flag_matches, defers=True),
+    Rule("xml", XML, True, vet_flag, "</", defers=True),
     *(
-        Rule(f"generic_{w}", p, True, vet_generic, w)
+        Rule(f"generic_{w}", p, True, vet_generic, w, defers=True)
         for w, p in zip(GENERIC_WORDS, GENERIC, strict=True)
     ),
 )
-
-
-RULES = (*RULES, *context_rules())
 link_parts(RULES)
 
 

@@ -36,6 +36,7 @@ class Rule:
     __slots__ = (
         "_anchor_pattern",
         "anchor",
+        "defers",
         "matches",
         "name",
         "on_lowered",
@@ -54,6 +55,8 @@ class Rule:
         anchor: str | None,
         matches: Matcher | None = None,
         prefilter: Callable[[str], bool] | None = None,
+        *,
+        defers: bool = False,
     ) -> None:
         self.name = name
         self.pattern = pattern  # the source; compiled on first use
@@ -70,6 +73,10 @@ class Rule:
         # The other anchors of the table that `anchor` contains (`link_parts`): one of them
         # absent from a text means this one is absent too.
         self.parts: tuple[str, ...] = ()
+        # A rule named by a key (a generic assignment, a flag): its types rank below every
+        # token format's, so a value a token rule already redacted (`covered`) is not vetted
+        # again (`GITHUB_TOKEN=ghp_…`: the GitHub rule's). What it would add is inside that span.
+        self.defers = defers
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r})"
@@ -97,11 +104,16 @@ class Rule:
         return held
 
     def find(
-        self, text: str, lowered: str, present: dict[tuple[str, bool], bool] | None = None
+        self,
+        text: str,
+        lowered: str,
+        present: dict[tuple[str, bool], bool] | None = None,
+        covered: dict[int, int] | None = None,
     ) -> Iterator[tuple[int, int, str]]:
         """The spans this rule redacts. `present` (one per text) remembers which anchors the
         text holds: several rules share one (`://`, `heroku`, `secret`, `auth`), and an anchor
-        that holds an absent one (`sk-ant-`, `sk-`) is absent too, so it is looked for once."""
+        that holds an absent one (`sk-ant-`, `sk-`) is absent too, so it is looked for once.
+        `covered` maps where a token rule's redaction starts to where it ends (`defers`)."""
         haystack = lowered if self.on_lowered else text
         if self.anchor is not None and not self._anchored(haystack, present):
             return
@@ -111,7 +123,18 @@ class Rule:
         found = (
             pattern.finditer(haystack) if self.matches is None else self.matches(pattern, haystack)
         )
+        if not (covered and self.defers):
+            for match in found:
+                yield from self.vet(match, text, lowered)
+            return
         for match in found:
+            # The value's group closes last (`assignments._vet_value`); an escaped value may
+            # end past its group, so it is always vetted.
+            group = match.lastgroup
+            if group is not None and group != "escaped":
+                start, end = match.span(group)
+                if covered.get(start, -1) >= end:
+                    continue
             yield from self.vet(match, text, lowered)
 
 
