@@ -233,7 +233,7 @@ _MARK_SYMBOLS = (
 _MARK_SHORT = r"(?:^|[^A-Za-z0-9])(?:your|Your|YOUR|fake|Fake|FAKE|dummy|Dummy|DUMMY)"
 
 
-# Every mark as it is looked for, spelled out once (each candidate a rule finds is vetted).
+# Every mark as it is looked for, spelled out once.
 _MARKS = (
     *_MARK_SYMBOLS,
     *(form for word in _MARK_WORDS for form in (word, word.upper(), word.capitalize())),
@@ -251,42 +251,30 @@ _SHELL_REFERENCE = r"\$(?:[{(]|[A-Za-z_][A-Za-z0-9_]*(?:[/.:@-]|\Z)|\d|\$|\Z)"
 _SEQUENCES = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-# The marks split for speed (every candidate is vetted): the ones with a symbol are looked for
-# only in a value that has a symbol; each word is looked for once, lower-cased, and only when
-# found, in the cases that count.
-_SYMBOL_MARKS = tuple(mark for mark in _MARKS if not mark.isalnum())
+def _alternation(literals: tuple[str, ...]) -> str:
+    """One regex for "any of `literals`", grouped by first character (`a(?:bc|d)|x`).
+
+    `re` has no multi-literal search: a flat alternation tries every branch at every position,
+    where the grouped one lets the engine skip, in C, the positions whose character starts no
+    literal (twice as fast on a 40-character token; each candidate a rule finds is vetted).
+    """
+    by_first: dict[str, list[str]] = {}
+    for literal in literals:
+        by_first.setdefault(literal[0], []).append(literal[1:])
+    branches = []
+    for first, rests in sorted(by_first.items()):
+        tails = sorted(set(rests), key=len, reverse=True)
+        if "" in tails:  # the character alone is a mark: the longer ones add nothing
+            branches.append(re.escape(first))
+        else:
+            branches.append(re.escape(first) + "(?:" + "|".join(map(re.escape, tails)) + ")")
+    return "|".join(branches)
 
 
-_ALNUM_MARKS = tuple(mark for mark in _MARKS if mark.isalnum())
-
-
-_MARKS_BY_LOWER: dict[str, tuple[str, ...]] = {}
-
-
-for _mark in _ALNUM_MARKS:
-    _MARKS_BY_LOWER[_mark.lower()] = (*_MARKS_BY_LOWER.get(_mark.lower(), ()), _mark)
-
-
-del _mark
-
-
-_LOWER_MARKS = tuple(_MARKS_BY_LOWER)
+_MARK = _alternation(_MARKS)
 
 
 _SHORT_WORDS = ("your", "fake", "dummy")  # `_MARK_SHORT`'s words, lower-cased
-
-
-def _has_mark(stripped: str, lowered: str) -> bool:
-    # `map` over a bound `__contains__`: each test runs in C, with no generator frame (every
-    # candidate is vetted; this was a third of the time on secret-dense text).
-    if not stripped.isalnum() and any(map(stripped.__contains__, _SYMBOL_MARKS)):
-        return True
-    if not any(map(lowered.__contains__, _LOWER_MARKS)):
-        return False  # no word in any case: none in the cases that count
-    return any(
-        low in lowered and any(mark in stripped for mark in forms)
-        for low, forms in _MARKS_BY_LOWER.items()
-    )
 
 
 def is_placeholder(value: str) -> bool:
@@ -295,7 +283,7 @@ def is_placeholder(value: str) -> bool:
     lowered = stripped.lower()
     if len(stripped) < 3 or lowered in _PLACEHOLDER_WORDS:
         return True
-    if _has_mark(stripped, lowered) or (
+    if regex(_MARK).search(stripped) or (
         any(map(lowered.__contains__, _SHORT_WORDS)) and regex(_MARK_SHORT).search(stripped)
     ):
         return True
@@ -303,7 +291,8 @@ def is_placeholder(value: str) -> bool:
         stripped.startswith("$") and regex(_SHELL_REFERENCE).match(stripped)
     ):
         return True
-    if len(set(lowered)) <= 2:  # xxxxxxxx, ********, aaaa-aaaa
+    # xxxxxxxx, ********, aaaa-aaaa: two characters at most (the first 8 tell most tokens apart)
+    if len(set(lowered[:8])) <= 2 and len(set(lowered)) <= 2:
         return True
     return len(lowered) >= 6 and lowered in _SEQUENCES
 
