@@ -1235,6 +1235,21 @@ def test_positions_are_consistent(text: str) -> None:
     assert redact(out) == out
 
 
+# Every mark, each cut short by its last character, and filler: values that hold a mark and
+# values that only almost do.
+_MARK_PIECES = [*scrub_rules._MARKS, *(mark[:-1] for mark in scrub_rules._MARKS), "Z9", " ", "_"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_MARK_PIECES), max_size=6))
+def test_the_grouped_mark_regex_finds_a_mark_exactly_when_one_is_in_the_value(
+    pieces: list[str],
+) -> None:
+    value = "".join(pieces)
+    found = scrub_rules.regex(scrub_rules._MARK).search(value) is not None
+    assert found == any(mark in value for mark in scrub_rules._MARKS)
+
+
 def test_a_random_token_cannot_spell_a_placeholder_by_chance() -> None:
     """Regression (found by the property test): `yOUr` inside a long random key is not `your`."""
     body = "STnlXQDiB7E_fSOfZFYyoUr_oA8K4_arEjpdulX2TUSIqxKDdL-QaUqePI7q7p5aPCfuqK05sc"
@@ -1251,7 +1266,8 @@ def test_a_random_token_cannot_spell_a_placeholder_by_chance() -> None:
 
 
 def _every_rule(text: str) -> list[scrub_engine.Redaction]:
-    """`find` without the anchor test: every rule runs its regex over the text."""
+    """`find` without the anchor test, the provider gates or `Rule.defers`: every rule runs its
+    regex over the text and vets every match."""
     lowered = text.lower()
     if len(lowered) != len(text):
         lowered = text.translate(scrub_rules.ASCII_LOWER)
