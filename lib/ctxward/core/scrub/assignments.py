@@ -209,6 +209,8 @@ def vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple
 
         yield from vet_prose(match, text)
         return
+    if _hopeless(match, text):  # first: the common case, and it needs no key name
+        return
     word_start = match.start("word")
     before = text[max(0, word_start - 64) : word_start]
     key_start = word_start - (len(before) - len(before.rstrip(_KEY_CHARS_TEXT)))
@@ -221,8 +223,6 @@ def vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple
     kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
     if kind is None or text.startswith("://", key_start - 3):
         return  # (a URL's user name: its password is the url rule's, without the host after @)
-    if _hopeless(match, text):
-        return
     floor = max(0, key_start - 200)
     newline = text.rfind("\n", floor, key_start)
     escaped = text.rfind("\\n", floor, key_start)  # a line break inside JSON-encoded text
