@@ -20,7 +20,8 @@ The benchmarks, each runnable alone:
   prompts that slow the scrubber) against its normal path;
 - bench/precompact_plans.py: PreCompact and SessionStart with 1, 10, 100, 1,000 plans;
 - bench/drift_latency.py: the drift observer on sessions of 100 to 100,000 calls;
-- bench/scrub_throughput.py: the scrubber on 0.1, 1 and 10 MB (here, with per-run timings);
+- bench/scrub_throughput.py: the scrubber on 0.1, 1 and 10 MB, and on secret-dense text at 1 MB
+  (here, with per-run timings);
 - bench/audit_throughput.py: `ctxward audit` on generated transcripts (here, several sizes);
 - bench/bank_promotion.py: `bank promote` of 1,000 to 100,000 entries.
 
@@ -321,6 +322,10 @@ def drift_latency(mode: dict[str, Any]) -> Section:
     return section
 
 
+# MB/s at 1 MB: the secret scrubbing targets (docs/compression.md), mixed text the report's own.
+SCRUB_TARGETS = {"dense": 20, "mixed": 20, "clean": 30}
+
+
 def scrub_throughput(mode: dict[str, Any]) -> Section:
     import scrub_throughput as bench
 
@@ -337,8 +342,13 @@ def scrub_throughput(mode: dict[str, Any]) -> Section:
     by_size: dict[int, float] = {}
     at_1mb: list[tuple[str, float, tuple[float, float, float]]] = []
     for size in mode["scrub_sizes"]:
-        for name, secrets in (("mixed (with secrets)", True), ("clean (no secrets)", False)):
-            text = bench.corpus(size, secrets=secrets)
+        inputs = [
+            ("mixed (with secrets)", bench.corpus(size, secrets=True)),
+            ("clean (no secrets)", bench.corpus(size, secrets=False)),
+        ]
+        if size == 1_000_000:  # secret-dense text, at the size its target is set for
+            inputs.insert(0, ("dense (a secret every ~150 B)", bench.dense_corpus(size)))
+        for name, text in inputs:
             megabytes = len(text.encode("utf-8")) / 1e6
             ours = [megabytes / _seconds(scrub, text) for _ in range(mode["scrub_runs"])]
             naive = [
@@ -351,18 +361,20 @@ def scrub_throughput(mode: dict[str, Any]) -> Section:
                 f"| {name} | {size / 1e6:g} MB | {median:.1f} ({q1:.1f}–{q3:.1f}) | "
                 f"{statistics.median(naive):.1f} | {ratio:.2f}× | {found} |"
             )
-            by_size[size] = min(by_size.get(size, median), median)
+            if not name.startswith("dense"):
+                by_size[size] = min(by_size.get(size, median), median)
             if size == 1_000_000:
                 at_1mb.append((name, median, (q1, median, q3)))
     section.body = "\n".join(lines) + "\n"
     for name, median, (q1, _, q3) in at_1mb:
+        target = SCRUB_TARGETS[name.split()[0]]
         section.budgets.append(
             Budget(
                 f"scrub, 1 MB {name}",
                 f"{median:.1f} MB/s",
                 f"IQR {q1:.1f}–{q3:.1f} MB/s",
-                "≥ 20 MB/s",
-                median >= 20,
+                f"≥ {target} MB/s",
+                median >= target,
             )
         )
     sizes = list(by_size)
