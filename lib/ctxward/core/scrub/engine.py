@@ -3,9 +3,10 @@
 Every writer and injector calls `scrub` before text is persisted or shown to a model (seed 000
 §13, Layer 2). Standard library only: hooks call it on their hot path.
 
-The table: the rules of `tokens` and `assignments` (keys, vendor tokens, connection strings,
-generic assignments), then the provider formats as data (`providers.py`, behind one gate) and
-the contextual detectors (`context.py`), then a second pass (`_repeats`) that removes every
+The table: the rules of `tokens` (keys, vendor tokens, connection strings), the provider
+formats as data (`providers.py`, behind one gate) and the contextual detectors (`context.py`),
+then the rules of a value named by its key (generic assignments, `--flags`, XML elements), which
+defer to the token formats (`Rule.defers`); then a second pass (`_repeats`) that removes every
 other occurrence of a value already found, and the project's own `scrub:` config (`configure`,
 checked by `userrules.py`). `explain` names the rule of each redaction (`ctxward scrub --explain`).
 
