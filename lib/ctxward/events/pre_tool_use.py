@@ -199,7 +199,8 @@ def _denied(
     offload_tried: bool = False,
     **offload: Any,
 ) -> Outcome:
-    moved = offload.get("moved", [])
+    """The deny, with what offloading moved and kept (`offload`: the template's own names)."""
+    offload.setdefault("moved", [])
     reason = _render(
         "guard/deny_reason.md.j2",
         tool=tool,
@@ -207,14 +208,9 @@ def _denied(
         m=measured,
         offload_tried=offload_tried,
         listed=LISTED_BLOCKS,
-        moved=moved,
-        moved_bytes=offload.get("moved_bytes", 0),
-        after=offload.get("after"),
-        kept_count=offload.get("kept_count", 0),
-        kept_bytes=offload.get("kept_bytes", 0),
-        offload_dir=offload.get("offload_dir", ""),
+        **offload,
     )
-    return _deny(reason, _render("guard/deny_notice.txt.j2", d=decision, moved=moved))
+    return _deny(reason, _render("guard/deny_notice.txt.j2", d=decision, moved=offload["moved"]))
 
 
 def _deny(reason: str, notice: str | None) -> Outcome:

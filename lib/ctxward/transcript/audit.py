@@ -15,7 +15,6 @@ from ctxward.transcript.measure import (
     rendered_size,
     scrubbed_key,
     tool_key,
-    usage_values,
     user_key,
     utf8_len,
     without_cwd,
@@ -31,12 +30,14 @@ from ctxward.transcript.reader import (
     MAX_SERIES_POINTS,
     TYPE_PREFIX,
     ReadStats,
+    Usage,
     content_text,
     dict_of,
     int_of,
     open_transcript,
     str_of,
     subagent_transcripts,
+    usage_from,
 )
 
 
@@ -48,14 +49,11 @@ class RequestPoint:
     segment: int
     line: int
     timestamp: str
-    input_tokens: int
-    cache_read_tokens: int
-    cache_creation_tokens: int
-    output_tokens: int
+    usage: Usage
 
     @property
     def context_tokens(self) -> int:
-        return self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
+        return self.usage.context_tokens
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -64,10 +62,10 @@ class RequestPoint:
             "line": self.line,
             "timestamp": self.timestamp,
             "contextTokens": self.context_tokens,
-            "inputTokens": self.input_tokens,
-            "cacheReadTokens": self.cache_read_tokens,
-            "cacheCreationTokens": self.cache_creation_tokens,
-            "outputTokens": self.output_tokens,
+            "inputTokens": self.usage.input_tokens,
+            "cacheReadTokens": self.usage.cache_read_input_tokens,
+            "cacheCreationTokens": self.usage.cache_creation_input_tokens,
+            "outputTokens": self.usage.output_tokens,
         }
 
 
@@ -313,17 +311,11 @@ class _Walker:
     ) -> None:
         ident = str_of(raw.get("requestId")) or str_of(message.get("id")) or f"line-{line}"
         point = self.recent.get(ident)
-        values = usage_values(usage)
         if point is not None:  # the same request again: its last record's usage wins
-            (
-                point.input_tokens,
-                point.cache_read_tokens,
-                point.cache_creation_tokens,
-                point.output_tokens,
-            ) = values
+            point.usage = usage_from(usage)
             return
         point = RequestPoint(
-            ident, len(self.segments) - 1, line, str_of(raw.get("timestamp")), *values
+            ident, len(self.segments) - 1, line, str_of(raw.get("timestamp")), usage_from(usage)
         )
         self.requests.append(point)
         if len(self.recent) >= 64:

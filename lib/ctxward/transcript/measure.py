@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxward.core.text import cut, one_line
-from ctxward.transcript.reader import KEY_CHARS, MAX_GROUPS, int_of, str_of
+from ctxward.transcript.reader import KEY_CHARS, MAX_GROUPS, str_of
 
 
 def scrubbed_key(text: str, limit: int = KEY_CHARS) -> str:
@@ -84,19 +84,6 @@ def input_size(params: dict[str, Any]) -> int:
             return json_size(params)
         size += len(key) + 5 + utf8_len(value)  # "key":"value"
     return size
-
-
-def usage_values(usage: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """(input, cache read, cache creation, output) tokens; 0 for what is absent or odd."""
-    values = (
-        usage.get("input_tokens", 0),
-        usage.get("cache_read_input_tokens", 0),
-        usage.get("cache_creation_input_tokens", 0),
-        usage.get("output_tokens", 0),
-    )
-    if all(type(value) is int for value in values):
-        return values
-    return (int_of(values[0]), int_of(values[1]), int_of(values[2]), int_of(values[3]))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -422,14 +422,20 @@ def content_text(content: object) -> tuple[str, int]:
 def usage_of(message: Mapping[str, Any]) -> Usage | None:
     """The usage of an assistant message dict, or None when it carries none."""
     usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    return Usage(
-        int_of(usage.get("input_tokens")),
-        int_of(usage.get("cache_read_input_tokens")),
-        int_of(usage.get("cache_creation_input_tokens")),
-        int_of(usage.get("output_tokens")),
+    return usage_from(usage) if isinstance(usage, dict) else None
+
+
+def usage_from(usage: Mapping[str, Any]) -> Usage:
+    """A usage dict's token counts; 0 for what is absent or odd."""
+    values = (
+        usage.get("input_tokens", 0),
+        usage.get("cache_read_input_tokens", 0),
+        usage.get("cache_creation_input_tokens", 0),
+        usage.get("output_tokens", 0),
     )
+    if all(type(value) is int for value in values):  # the usual case, checked first
+        return Usage._make(values)
+    return Usage._make(int_of(value) for value in values)
 
 
 class Message:
