@@ -169,12 +169,7 @@ def plan_list(ctx: click.Context, as_json: bool) -> None:
 
     plans, unreadable = readable_summaries(project_of(ctx, anywhere=True))
     echo_problems("invariants/plan_unreadable.txt.j2", unreadable)
-    echo_result(
-        as_json,
-        [summary.as_dict() for summary in plans],
-        "invariants/plan_list.txt.j2",
-        plans=plans,
-    )
+    echo_result(as_json, plans, "invariants/plan_list.txt.j2", plans=plans)
 
 
 @plan.command("complete")

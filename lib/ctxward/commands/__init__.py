@@ -62,7 +62,14 @@ def project_of(ctx: click.Context, *, anywhere: bool = False) -> Project:
 
 
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    """Print `value` as JSON; a record in it (anything with `as_dict`) as its `as_dict()`."""
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=_as_dict))
+
+
+def _as_dict(value: Any) -> Any:
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    raise TypeError(f"{type(value).__name__} is not JSON: give echo_json its as_dict()")
 
 
 def echo_result(as_json: bool, data: Any, template: str, **context: Any) -> None:

@@ -61,8 +61,7 @@ def _echo_warned(
 ) -> None:
     """`data` as JSON with "ok" and the warnings; or the warnings on stderr, then `template`."""
     if as_json:
-        warned = [warning.as_dict() for warning in warnings]
-        echo_json({"ok": True, **data, "warnings": warned})
+        echo_json({"ok": True, **data, "warnings": warnings})
         return
     _warn(warnings)
     click.echo(render(template, **fields), nl=False)

@@ -37,19 +37,8 @@ def trust(ctx: click.Context, slugs: tuple[str, ...], revoke: bool, as_json: boo
         if not slugs:
             raise BadInput("name the plans to take the trust from: ctxward trust --revoke SLUG")
         revoked = revoke_plans(project, slugs)
-        echo_result(
-            as_json,
-            [r.as_dict() for r in revoked],
-            "invariants/trust_revoked.txt.j2",
-            revoked=revoked,
-        )
+        echo_result(as_json, revoked, "invariants/trust_revoked.txt.j2", revoked=revoked)
         return
     trusted, unreadable = trust_plans(project, slugs)
     echo_problems("invariants/trust_unreadable.txt.j2", unreadable)
-    echo_result(
-        as_json,
-        [result.as_dict() for result in trusted],
-        "invariants/trust.txt.j2",
-        trusted=trusted,
-        named=bool(slugs),
-    )
+    echo_result(as_json, trusted, "invariants/trust.txt.j2", trusted=trusted, named=bool(slugs))

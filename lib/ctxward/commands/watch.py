@@ -41,7 +41,7 @@ def watch(ctx: click.Context, once: bool, debounce: int, as_json: bool) -> None:
     if once:
         reports = reconcile(project)
         if as_json:
-            echo_json([report.as_dict() for report in reports])
+            echo_json(reports)
         else:
             text = render("subagents/watch_once.txt.j2", reports=reports, root=project.root, at="")
             click.echo(text, nl=False)

@@ -24,7 +24,7 @@ Reading API (stable: the context audit and session compression both build on it)
     ``RawLine(number, offset, data)``: 1-based line number, byte offset, the bytes.
 
 ``Record`` (a view over one raw dict; ``.raw`` is the dict itself)
-    ``.type .subtype .uuid .parent_uuid .timestamp .session_id .agent_id .request_id .cwd``
+    ``.type .subtype .uuid .timestamp .session_id .agent_id .request_id .cwd``
     ``.is_sidechain .is_meta .is_compact_summary .is_api_error .is_compact_boundary``
     ``.compact_metadata`` (dict: trigger, preTokens, postTokens, ... when present)
     ``.attachment`` (dict or None) and ``.attachment_type``
@@ -312,7 +312,6 @@ class Record:
     type = _Text("type")
     subtype = _Text("subtype")
     uuid = _Text("uuid")
-    parent_uuid = _Text("parentUuid")
     timestamp = _Text("timestamp")
     session_id = _Text("sessionId")
     agent_id = _Text("agentId")
