@@ -272,16 +272,6 @@ def _from_header(
     return compress_entries.Entry(compress_lines.structural(fields, tables), text, True, label)
 
 
-def _score(
-    entry: compress_entries.Entry, tables: Tables, sender: str | None, receiver: str | None
-) -> compress_entries.Result:
-    """`compress.compress_entry` without its rendering: L2 renders in the mode the budget picks."""
-    sender, receiver = compress.agents_for(entry.fields, sender, receiver)
-    score = scoring.score_entry(entry.fields, tables, sender=sender, receiver=receiver)
-    check = scoring.preflight(entry.fields) if entry.structured else scoring.Preflight(True)
-    return compress_entries.Result(entry, sender, receiver, check, score, "")
-
-
 def _collect_one(
     project: Project,
     source: Source,
@@ -326,7 +316,10 @@ def _collect_one(
                 out.other_phases += 1
             out.kept.add(source.label)
             continue
-        result = _score(entry, tables, sender, receiver or staged_to)
+        # scored, not rendered: L2 renders each entry in the mode the budget picks
+        result = compress.assess(
+            entry, tables, compress_entries.Route(sender, receiver or staged_to)
+        )
         agent = result.agent
         if kind == "disc" and discarded(fields):
             # seed 000 §10: "DISC with DISCARD → delete artifact, do not archive": never in the

@@ -11,21 +11,13 @@ import click
 
 from ctxward.commands import Group, echo_json, echo_result, json_option, project_of
 from ctxward.commands.scrub import read_source
+from ctxward.compress.entries import Route
 from ctxward.core.project import Project
 from ctxward.core.render import render
 from ctxward.core.values import Value
 from ctxward.errors import EXIT_ERROR, BadInput
 
 Callback = Callable[..., Any]  # a click command's function, before click makes it a command
-
-
-class Pair(Value):
-    """--from, --to and --blocker: who sends the entry, who gets it next, and whether it has or
-    lifts a blocker (the keywords the compression engine takes, as `as_dict()`)."""
-
-    sender: str | None
-    receiver: str | None
-    blocker: bool
 
 
 class Source(Value):
@@ -47,14 +39,14 @@ class Source(Value):
         return "stdin", read_source("-")
 
 
-def _pair_options(command: Callback) -> Callback:
-    """--from, --to and --blocker, handed to `command` as one `pair: Pair`."""
+def _route_options(command: Callback) -> Callback:
+    """--from, --to and --blocker, handed to `command` as one `route: Route`."""
 
     @functools.wraps(command)
-    def with_pair(
+    def with_route(
         *args: Any, sender: str | None, receiver: str | None, blocker: bool, **rest: Any
     ) -> Any:
-        return command(*args, pair=Pair(sender, receiver, blocker), **rest)
+        return command(*args, route=Route(sender, receiver, blocker), **rest)
 
     options = [
         click.option(
@@ -70,11 +62,11 @@ def _pair_options(command: Callback) -> Callback:
             "--blocker", is_flag=True, help="Count the entry as having or lifting a blocker."
         ),
     ]
-    return _decorated(with_pair, options)
+    return _decorated(with_route, options)
 
 
 def _input_options(command: Callback) -> Callback:
-    """--text and --file as one `source: Source`, then the pair options."""
+    """--text and --file as one `source: Source`, then the route options."""
 
     @functools.wraps(command)
     def with_source(*args: Any, text: str | None, file_: str | None, **rest: Any) -> Any:
@@ -86,7 +78,7 @@ def _input_options(command: Callback) -> Callback:
             "--file", "file_", metavar="FILE", help="Read the entry from FILE ('-' for stdin)."
         ),
     ]
-    return _pair_options(_decorated(with_source, options))
+    return _route_options(_decorated(with_source, options))
 
 
 def _decorated(function: Callback, options: Sequence[Callable[[Callback], Callback]]) -> Callback:
@@ -145,7 +137,7 @@ def inline() -> None:
 @inline.command("score")
 @_input_options
 @click.pass_context
-def score_command(ctx: click.Context, source: Source, pair: Pair) -> None:
+def score_command(ctx: click.Context, source: Source, route: Route) -> None:
     """Print the priority score as JSON: dimensions, score, band, keywords.
 
     \b
@@ -155,7 +147,7 @@ def score_command(ctx: click.Context, source: Source, pair: Pair) -> None:
     from ctxward.compress.engine import score_text
 
     _, content = source.read()
-    scored = score_text(content, _tables(project_of(ctx, anywhere=True)), **pair.as_dict())
+    scored = score_text(content, _tables(project_of(ctx, anywhere=True)), **route.as_dict())
     if not scored:
         raise BadInput("the input is empty")
     items = [score.as_dict() for _, score in scored]
@@ -166,7 +158,7 @@ def score_command(ctx: click.Context, source: Source, pair: Pair) -> None:
 @_input_options
 @json_option
 @click.pass_context
-def compress_command(ctx: click.Context, source: Source, pair: Pair, as_json: bool) -> None:
+def compress_command(ctx: click.Context, source: Source, route: Route, as_json: bool) -> None:
     """Scrub, score and compress with the band's template; the source is left untouched.
 
     The full scrubbed original is kept in .ctxward/offload/<sha256>.md. Entries the safety
@@ -181,7 +173,7 @@ def compress_command(ctx: click.Context, source: Source, pair: Pair, as_json: bo
 
     project = project_of(ctx)
     label, content = source.read()
-    run = compress_text(content, _tables(project), project=project, label=label, **pair.as_dict())
+    run = compress_text(content, _tables(project), project=project, label=label, **route.as_dict())
     if not run.results:
         raise BadInput("the input is empty")
     _echo_runs([run], as_json, with_stats=False)
@@ -191,7 +183,7 @@ def compress_command(ctx: click.Context, source: Source, pair: Pair, as_json: bo
 @_input_options
 @json_option
 @click.pass_context
-def stats_command(ctx: click.Context, source: Source, pair: Pair, as_json: bool) -> None:
+def stats_command(ctx: click.Context, source: Source, route: Route, as_json: bool) -> None:
     """Print bytes and estimated tokens (bytes/4) before and after, the ratio, entries per band.
 
     Nothing is written.
@@ -204,7 +196,7 @@ def stats_command(ctx: click.Context, source: Source, pair: Pair, as_json: bool)
 
     label, content = source.read()
     run = compress_text(
-        content, _tables(project_of(ctx, anywhere=True)), label=label, **pair.as_dict()
+        content, _tables(project_of(ctx, anywhere=True)), label=label, **route.as_dict()
     )
     summary = stats([run])
     echo_result(as_json, summary, "compress/cli_stats.txt.j2", stats=summary)
@@ -212,13 +204,13 @@ def stats_command(ctx: click.Context, source: Source, pair: Pair, as_json: bool)
 
 @inline.command("batch")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
-@_pair_options
+@_route_options
 @json_option
 @click.pass_context
 def batch_command(
     ctx: click.Context,
     files: tuple[str, ...],
-    pair: Pair,
+    route: Route,
     as_json: bool,
 ) -> None:
     """Compress many entries or files in one run, each entry scored on its own.
@@ -235,7 +227,7 @@ def batch_command(
     project = project_of(ctx)
     tables = _tables(project)
     sources = [(name, read_source(name)) for name in files]
-    options: dict[str, Any] = {"project": project, **pair.as_dict()}
+    options: dict[str, Any] = {"project": project, **route.as_dict()}
     if sys.stderr.isatty() and not as_json:
         with click.progressbar(length=len(sources), label="compressing", file=sys.stderr) as bar:
             runs = compress_many(sources, tables, progress=lambda _: bar.update(1), **options)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxward.compress import scoring
-from ctxward.compress.entries import BAND_TEMPLATES, MEDIUM_CHARS, Entry, Result, Run
+from ctxward.compress.entries import BAND_TEMPLATES, MEDIUM_CHARS, Entry, Result, Route, Run
 from ctxward.compress.lines import (
     distinct_values,
     endpoints_in,
@@ -164,38 +164,18 @@ def compress_text(
     stored only once the text was read: a refused input (BadInput) writes nothing.
     """
     run, scrubbed = _compress(
-        text,
-        tables,
-        sender=sender,
-        receiver=receiver,
-        blocker=blocker,
-        label=label,
-        fallback_sender=fallback_sender,
+        text, tables, Route(sender, receiver, blocker), label, fallback_sender
     )
     return _with_stored_original(run, scrubbed, project)
 
 
 def _compress(
-    text: str,
-    tables: Tables,
-    *,
-    sender: str | None,
-    receiver: str | None,
-    blocker: bool,
-    label: str,
-    fallback_sender: str | None = None,
+    text: str, tables: Tables, route: Route, label: str, fallback_sender: str | None = None
 ) -> tuple[Run, str]:
     """`compress_text` without storing the original: (the run, the scrubbed text)."""
     scrubbed, redactions = scrub(text)
     results = [
-        compress_entry(
-            entry,
-            tables,
-            sender=sender,
-            receiver=receiver,
-            blocker=blocker,
-            fallback_sender=fallback_sender,
-        )
+        compress_entry(entry, tables, route, fallback_sender)
         for entry in parse_entries(scrubbed, tables, label)
     ]
     return Run(label, len(text.encode("utf-8")), tuple(results), len(redactions)), scrubbed
@@ -226,25 +206,27 @@ def with_original(result: Result, path: str, sha256: str) -> Result:
     )
 
 
-def compress_entry(
-    entry: Entry,
-    tables: Tables,
-    *,
-    sender: str | None = None,
-    receiver: str | None = None,
-    blocker: bool = False,
-    fallback_sender: str | None = None,
+def assess(
+    entry: Entry, tables: Tables, route: Route, fallback_sender: str | None = None
 ) -> Result:
-    """Preflight, score and render one (scrubbed, Layer 1) entry."""
-    sender, receiver = agents_for(entry.fields, sender, receiver, fallback_sender)
+    """Preflight and score one (scrubbed, Layer 1) entry; its text is left to render ('')."""
+    sender, receiver = agents_for(entry.fields, route.sender, route.receiver, fallback_sender)
     score = scoring.score_entry(
-        entry.fields, tables, sender=sender, receiver=receiver, blocker=blocker
+        entry.fields, tables, sender=sender, receiver=receiver, blocker=route.blocker
     )
     check = scoring.preflight(entry.fields) if entry.structured else Preflight(True)
-    if not check.allowed:
-        return Result(entry, sender, receiver, check, score, "")
-    text = render_entry(view(entry, score, sender, receiver, tables))
-    return Result(entry, sender, receiver, check, score, text)
+    return Result(entry, sender, receiver, check, score, "")
+
+
+def compress_entry(
+    entry: Entry, tables: Tables, route: Route, fallback_sender: str | None = None
+) -> Result:
+    """Preflight, score and render one (scrubbed, Layer 1) entry."""
+    result = assess(entry, tables, route, fallback_sender)
+    if not result.compressed:
+        return result
+    context = view(entry, result.score, result.sender, result.receiver, tables)
+    return result.replace(text=render_entry(context))
 
 
 def score_text(
@@ -256,18 +238,9 @@ def score_text(
     blocker: bool = False,
 ) -> list[tuple[Entry, Score]]:
     """Score every entry of `text` (scrubbed first; nothing is written)."""
-    scored = []
-    for entry in parse_entries(scrub(text)[0], tables):
-        pair = agents_for(entry.fields, sender, receiver)
-        scored.append(
-            (
-                entry,
-                scoring.score_entry(
-                    entry.fields, tables, sender=pair[0], receiver=pair[1], blocker=blocker
-                ),
-            )
-        )
-    return scored
+    route = Route(sender, receiver, blocker)
+    entries = parse_entries(scrub(text)[0], tables)
+    return [(entry, assess(entry, tables, route).score) for entry in entries]
 
 
 def stats(runs: Sequence[Run]) -> dict[str, Any]:
@@ -312,9 +285,7 @@ def compress_many(
     """
     done = []
     for label, text in sources:
-        done.append(
-            _compress(text, tables, sender=sender, receiver=receiver, blocker=blocker, label=label)
-        )
+        done.append(_compress(text, tables, Route(sender, receiver, blocker), label))
         if progress is not None:
             progress(label)
     return [_with_stored_original(run, scrubbed, project) for run, scrubbed in done]

@@ -42,6 +42,15 @@ class Entry(Value):
     label: str = ""
 
 
+class Route(Value):
+    """--from, --to and --blocker: who sent an entry and who reads it next (over the entry's own
+    `from`/`agent` and `to` fields), and whether it has or lifts a blocker."""
+
+    sender: str | None = None
+    receiver: str | None = None
+    blocker: bool = False
+
+
 class Result(Value):
     entry: Entry
     sender: str | None
