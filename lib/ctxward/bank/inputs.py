@@ -1,7 +1,7 @@
 """What a promotion reads: entry files, or the entries staged in the bank's `.tmp/` by C8/C11.
 
 Every input is scrubbed, parsed and passed through Layer 1 by the L1 compressor
-(`parse.parse_entries`), then preflighted and scored (`compress.compress_entry`) for the
+(`parse.parse_entries`), then preflighted and scored (`compress.assess`) for the
 next agent. A staged L1 entry is re-read from the full original it names (`.ctxward/offload/`),
 so L2 scores the whole entry, not its compressed lines. The entry kind comes from its `type`
 field, else from the file name (`IMPL-…`, `REVIEW-…`, `PLAN-…`, `DISC-…`), else subtask_summary.

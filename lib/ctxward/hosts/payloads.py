@@ -7,13 +7,31 @@ from pathlib import Path
 from typing import Any
 
 
-def claude_payload(event: str, root: Path) -> dict[str, Any]:
-    base: dict[str, Any] = {
+def _payload(
+    event: str,
+    root: Path,
+    extra: dict[str, dict[str, Any]],
+    *,
+    transcript_path: str | None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """What every host's payload carries, the host's own `fields`, then `event`'s `extra`."""
+    common = {
         "session_id": "ctxward-doctor",
-        "transcript_path": "",
+        "transcript_path": transcript_path,
         "cwd": str(root),
         "hook_event_name": event,
     }
+    return {**common, **fields, **extra.get(event, {})}
+
+
+def _tool_call(name: str, ident: str, tool_input: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A tool call's fields, as Claude Code and Codex both send them (`more`: the outcome)."""
+    return {"tool_name": name, "tool_use_id": ident, "tool_input": tool_input, **more}
+
+
+def claude_payload(event: str, root: Path) -> dict[str, Any]:
+    """A synthetic payload of Claude Code 2.1.332's shape (hosts/claude_code.py) for `event`."""
     extra: dict[str, dict[str, Any]] = {
         # auto: after a manual one the model reads PreCompact's text, and SessionStart(compact)
         # of the same session then states no rule again (ctxward.invariants.ledger).
@@ -26,72 +44,54 @@ def claude_payload(event: str, root: Path) -> dict[str, Any]:
             "agent_type": "general-purpose",
             "last_assistant_message": "done",
         },
-        "PreToolUse": {
-            "tool_name": "Agent",
-            "tool_use_id": "toolu_doctor",
-            "tool_input": {
+        "PreToolUse": _tool_call(
+            "Agent",
+            "toolu_doctor",
+            {
                 "description": "doctor",
                 "prompt": "Reply with OK.",
                 "subagent_type": "general-purpose",
             },
-        },
+        ),
         "UserPromptSubmit": {"prompt": "ctxward doctor"},
-        "PostToolUse": {
-            "tool_name": "Read",
-            "tool_use_id": "toolu_doctor",
-            "tool_input": {"file_path": str(root / "README.md")},
-            "tool_response": {"type": "text"},
-        },
-        "PostToolUseFailure": {
-            "tool_name": "Bash",
-            "tool_use_id": "toolu_doctor_failed",
-            "tool_input": {"command": "false"},
-            "error": "Exit code 1",
-        },
+        "PostToolUse": _tool_call(
+            "Read",
+            "toolu_doctor",
+            {"file_path": str(root / "README.md")},
+            tool_response={"type": "text"},
+        ),
+        "PostToolUseFailure": _tool_call(
+            "Bash", "toolu_doctor_failed", {"command": "false"}, error="Exit code 1"
+        ),
     }
-    return {**base, **extra.get(event, {})}
+    return _payload(event, root, extra, transcript_path="")
 
 
 def codex_payload(event: str, root: Path) -> dict[str, Any]:
     """A synthetic payload of Codex CLI 0.169.0's shape (hosts/codex.py) for `event`."""
-    payload: dict[str, Any] = {
-        "session_id": "ctxward-doctor",
-        "turn_id": "doctor",
-        "transcript_path": None,
-        "cwd": str(root),
-        "hook_event_name": event,
-        "model": "doctor",
-        "permission_mode": "default",
-    }
     extra: dict[str, dict[str, Any]] = {
         "SessionStart": {"source": "compact"},
         "PreCompact": {"trigger": "manual"},
         "PostCompact": {"trigger": "manual", "compact_summary": "ctxward doctor summary"},
         "UserPromptSubmit": {"prompt": "ctxward doctor"},
-        "PreToolUse": {
-            "tool_name": "spawn_agent",
-            "tool_use_id": "call_doctor",
-            "tool_input": {"message": "Reply with OK."},
-        },
-        "PostToolUse": {
-            "tool_name": "exec_command",
-            "tool_use_id": "call_doctor_tool",
-            "tool_input": {"cmd": "true"},
-            "tool_response": "",
-        },
+        "PreToolUse": _tool_call("spawn_agent", "call_doctor", {"message": "Reply with OK."}),
+        "PostToolUse": _tool_call(
+            "exec_command", "call_doctor_tool", {"cmd": "true"}, tool_response=""
+        ),
     }
-    return {**payload, **extra.get(event, {})}
+    return _payload(
+        event,
+        root,
+        extra,
+        transcript_path=None,
+        turn_id="doctor",
+        model="doctor",
+        permission_mode="default",
+    )
 
 
 def gemini_payload(event: str, root: Path) -> dict[str, Any]:
     """What Gemini CLI 0.61.0 sends for `event` (tests/fixtures/gemini-cli-0.61.0/)."""
-    payload: dict[str, Any] = {
-        "session_id": "ctxward-doctor",
-        "transcript_path": "",
-        "cwd": str(root),
-        "hook_event_name": event,
-        "timestamp": "2026-01-01T00:00:00.000Z",
-    }
     extra: dict[str, dict[str, Any]] = {
         "SessionStart": {"source": "resume"},
         "BeforeAgent": {"prompt": "ctxward doctor"},
@@ -116,7 +116,7 @@ def gemini_payload(event: str, root: Path) -> dict[str, Any]:
             "tool_response": {"llmContent": "", "returnDisplay": ""},
         },
     }
-    return {**payload, **extra.get(event, {})}
+    return _payload(event, root, extra, transcript_path="", timestamp="2026-01-01T00:00:00.000Z")
 
 
 OPENCODE_RUNS: dict[str, tuple[str, Callable[[Path], dict[str, Any]]]] = {
