@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,13 +176,6 @@ class Audit:
         }
 
 
-def _typed_blocks(content: list[Any]) -> Iterator[tuple[object, dict[str, Any]]]:
-    """(type, block) for each content block that is an object (others are skipped)."""
-    for block in content:
-        if isinstance(block, dict):
-            yield block.get("type"), block
-
-
 def unavailable(reason: str) -> dict[str, Any]:
     """The fail-soft answer: the audit could not read a transcript, and says why."""
     return {"available": False, "reason": reason}
@@ -254,7 +247,8 @@ class _Walker:
             return
         if not isinstance(content, list):
             return
-        for kind, block in _typed_blocks(content):
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None  # None: skipped
             if kind == "tool_result":
                 text, images = content_text(block.get("content"))
                 size = utf8_len(text) + images * IMAGE_BYTES
@@ -286,7 +280,8 @@ class _Walker:
             if isinstance(content, str) and content:
                 self.segment.add("assistant", "text", utf8_len(content), 1)
             return
-        for kind, block in _typed_blocks(content):
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None  # None: skipped
             if kind == "tool_use":
                 name = str_of(block.get("name")) or "(unnamed tool)"
                 params = dict_of(block.get("input"))

@@ -432,9 +432,10 @@ def usage_from(usage: Mapping[str, Any]) -> Usage:
         usage.get("cache_creation_input_tokens", 0),
         usage.get("output_tokens", 0),
     )
-    if all(type(value) is int for value in values):  # the usual case, checked first
-        return Usage._make(values)
-    return Usage._make(int_of(value) for value in values)
+    for value in values:  # a loop, not all(): it runs once per request of an audit
+        if type(value) is not int:
+            return Usage._make(map(int_of, values))
+    return Usage._make(values)
 
 
 class Message:
