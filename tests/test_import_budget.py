@@ -81,3 +81,22 @@ def test_per_call_and_per_prompt_hooks_load_only_the_standard_library(case, tmp_
     assert not foreign, f"{case}: outside the standard library: {foreign}"
     heavy = sorted(FORBIDDEN & {name.split(".")[0] for name in loaded})
     assert not heavy, f"{case}: loads {heavy} on a per-call path"
+
+
+@pytest.mark.parametrize("case", ["PreToolUse, a sub-agent dispatch", "PreToolUse, another tool"])
+def test_a_pre_tool_use_with_nothing_to_say_reads_its_payload_without_json_or_re(case, tmp_path):
+    """`import json` (which imports `re`) was most of a silent PreToolUse's own cost
+    (`ctxward.core.jsonread`): the two silent paths, a small dispatch and another tool,
+    must not pay it."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    payload = {"session_id": "s1", "cwd": str(project), **CASES[case]}
+    lib = str(Path(__file__).resolve().parents[1] / "lib")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PROJECT_DIR": str(project)}
+    env["PYTHONPATH"] = lib
+    start = set(_imported(["-c", "pass"], b"", env))
+    hook = ["-c", "from ctxward.hookio import main; main()"]
+    loaded = [m for m in _imported(hook, json.dumps(payload).encode(), env) if m not in start]
+
+    assert "ctxward.core.jsonread" in loaded
+    assert not {"json", "re"} & set(loaded), f"{case}: loads {sorted({'json', 're'} & set(loaded))}"

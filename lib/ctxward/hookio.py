@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import gc
 import io
-import json
 import os
 import sys
 import time
@@ -297,6 +296,8 @@ def _refused_dispatch(raw: bytes) -> bool:
     if len(raw) <= MAX_PAYLOAD_BYTES:
         try:
             # parse_int=len: an integer becomes its digit count, never converted (no limit).
+            import json
+
             data = json.loads(raw.decode("utf-8"), parse_int=len)
         except RecursionError:
             data = None

@@ -7,8 +7,7 @@ imports this module on every hook's hot path.
 
 from __future__ import annotations
 
-import json
-
+from ctxward.core.jsonread import loads
 from ctxward.errors import HookInputError, digits_problem
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the hot path.
@@ -79,10 +78,13 @@ def decode_payload(raw: bytes) -> dict[str, Any]:
     if not text.strip():
         raise HookInputError("no payload on stdin (expected the host's hook JSON)")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HookInputError(f"payload is not JSON: {exc.msg} at line {exc.lineno}") from None
-    except ValueError:  # json's only other error: an integer past Python's conversion limit
+        data = loads(text)
+    except ValueError as exc:
+        import json
+
+        if isinstance(exc, json.JSONDecodeError):
+            raise HookInputError(f"payload is not JSON: {exc.msg} at line {exc.lineno}") from None
+        # json's only other error: an integer past Python's conversion limit
         raise HookInputError(f"payload has {digits_problem()}") from None
     except RecursionError:  # json's scanner recurses once per level
         raise HookInputError(f"payload nests deeper than {MAX_PAYLOAD_DEPTH} levels") from None
@@ -104,6 +106,8 @@ def _escapes_surrogate(text: str) -> bool:
 
 def render_outcome(event: str, outcome: Outcome) -> str:
     """Serialise `outcome` the way Claude Code reads it for `event` ('' when nothing to say)."""
+    import json  # here, not at the top: a hook with nothing to say never imports it (jsonread)
+
     if outcome.plain is not None:
         return outcome.plain
     if outcome.decision == "block":  # Stop / SubagentStop: top-level, the reason reaches the agent
