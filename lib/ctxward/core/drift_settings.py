@@ -8,8 +8,7 @@ config.yaml and imports no feature. Standard library only: this is on the PostTo
 
 from __future__ import annotations
 
-import json
-
+from ctxward.core import hotjson
 from ctxward.errors import BadInput
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
@@ -117,7 +116,7 @@ def _stages(value: object, where: str) -> list[int]:
 def default_limits() -> dict[str, Any]:
     """A fresh copy of DEFAULT_LIMITS (the `drift:` section when config.yaml has none), with the
     `context:` section's defaults under "context" (the drift observer applies both)."""
-    copy: dict[str, Any] = json.loads(json.dumps(DEFAULT_LIMITS))
+    copy: dict[str, Any] = hotjson.loads(hotjson.dumps(DEFAULT_LIMITS))
     copy["context"] = context_defaults()
     return copy
 

@@ -6,8 +6,6 @@ Standard library only, and no pathlib at import: UserPromptSubmit and the drift 
 
 from __future__ import annotations
 
-import re
-
 # `typing.TYPE_CHECKING` without importing typing (see above).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,12 +14,13 @@ if TYPE_CHECKING:
     from ctxward.core.project import Project
 
 SESSIONS_DIRNAME = "sessions"  # .ctxward/sessions/: summaries (seed 001), drift logs (seed 002)
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_SAFE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
 
 def safe_id(session_id: str) -> str:
     """`session_id` when it is safe as a file name, else `id-` and 16 hex digits of its sha256."""
-    if _SAFE_ID.fullmatch(session_id):
+    # [A-Za-z0-9_-]{1,128} without `re`, which this hot-path module would import for it
+    if 0 < len(session_id) <= 128 and not session_id.strip(_SAFE_CHARS):
         return session_id
     import hashlib
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from ctxward.core import hotjson
 from ctxward.core.confine import refuse_links_to
 from ctxward.core.drift_settings import SIGNATURES, default_limits
 from ctxward.core.sessionfiles import SESSIONS_DIRNAME, safe_id
@@ -70,7 +69,7 @@ def read_log(project: Project, path: Path) -> dict[str, Any]:
     state = path.with_name(name + STATE_SUFFIX)
     try:
         with open(open_state_file(state), "rb") as handle:
-            saved = json.loads(handle.read())
+            saved = hotjson.loads(handle.read())
         if isinstance(saved, dict) and isinstance(saved.get("active"), list):
             active = [a for a in saved["active"] if isinstance(a, str) and a in SIGNATURES]
     except (OSError, ValueError, RecursionError):  # a damaged cache: the log alone speaks

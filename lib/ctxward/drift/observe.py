@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 import time
 
+from ctxward.core import hotjson
 from ctxward.core.confine import ensure_folder, refuse_links_on_the_way
 from ctxward.core.drift_settings import default_limits
 from ctxward.core.sessionfiles import SESSIONS_DIRNAME, safe_id
@@ -93,7 +93,7 @@ def _root(data: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
 
 
 def _fingerprint(data: Mapping[str, Any]) -> str:
-    return json.dumps(
+    return hotjson.dumps(
         [
             data.get("session_id"),
             data.get("hook_event_name"),
@@ -291,7 +291,7 @@ class _Session:
                 self._write_state(self.tracker.to_json())
                 if self.lines:
                     data = "".join(
-                        json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+                        hotjson.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
                         for line in self.lines
                     )
                     os.write(self._fd, data.encode("utf-8", "surrogatepass"))
@@ -303,14 +303,14 @@ class _Session:
     def _read_state(self) -> dict[str, Any] | None:
         try:
             with open(open_state_file(self.state_path), "rb") as handle:
-                data = json.loads(handle.read())
+                data = hotjson.loads(handle.read())
         except (OSError, ValueError, RecursionError):  # a damaged cache is rebuilt from the log
             return None
         return data if isinstance(data, dict) else None
 
     def _write_state(self, state: dict[str, Any]) -> None:
         body = {**state, "config": self._config_key, "limits": self._limits}
-        raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(
+        raw = hotjson.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogatepass"
         )
         # One temporary name per state file, so that a crash's leftover is reused, not left. Under
@@ -418,8 +418,10 @@ def _tail_lines(path: str, size: int) -> list[dict[str, Any]]:
 def json_objects(lines: Iterable[bytes]) -> Iterator[dict[str, Any]]:
     """The lines that hold a JSON object; partial, damaged or absurdly nested ones are skipped."""
     for line in lines:
+        if not line.strip():
+            continue  # the empty line after the last newline: json's error would cost its import
         try:
-            value = json.loads(line)
+            value = hotjson.loads(line)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 
+from ctxward.core import hotjson
 from ctxward.core.drift_settings import SIGNATURES
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the PostToolUse hot path.
@@ -136,7 +136,7 @@ def entry(
 
 def args_digest(tool_input: object) -> str:
     """16 hex digits of BLAKE2b over the normalised arguments (key order and spacing aside)."""
-    normal = json.dumps(
+    normal = hotjson.dumps(
         _normalise(tool_input, top=True),
         sort_keys=True,
         separators=(",", ":"),

@@ -7,7 +7,7 @@ imports this module on every hook's hot path.
 
 from __future__ import annotations
 
-from ctxward.core.jsonread import loads
+from ctxward.core.hotjson import loads
 from ctxward.errors import HookInputError, digits_problem
 
 # `typing.TYPE_CHECKING` without importing typing: this module is on the hot path.
@@ -106,7 +106,7 @@ def _escapes_surrogate(text: str) -> bool:
 
 def render_outcome(event: str, outcome: Outcome) -> str:
     """Serialise `outcome` the way Claude Code reads it for `event` ('' when nothing to say)."""
-    import json  # here, not at the top: a hook with nothing to say never imports it (jsonread)
+    import json  # here, not at the top: a hook with nothing to say never imports it (hotjson)
 
     if outcome.plain is not None:
         return outcome.plain

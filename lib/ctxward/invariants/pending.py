@@ -21,9 +21,9 @@ Only trusted plans' rules are ever left here (events/post_compact.py).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 
+from ctxward.core import hotjson
 from ctxward.core.sessionfiles import safe_id
 from ctxward.errors import CtxwardError
 
@@ -123,12 +123,12 @@ def _sealed_here(entry: dict[str, Any], session_id: str) -> bool:
 
 def _sealed_bytes(entry: Mapping[str, Any]) -> bytes:
     """The bytes the seal covers: the entry without its seal, in one canonical form."""
-    return json.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
+    return hotjson.dumps(entry, ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogatepass")
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
-        entry = json.loads(raw.decode("utf-8"))
+        entry = hotjson.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("context"), str):
@@ -201,6 +201,8 @@ def remember_lost(
     from ctxward.invariants.trust import seal
 
     entry["seal"] = seal(_sealed_bytes(entry))
+    import json  # indented: hotjson writes on one line
+
     body = json.dumps(entry, ensure_ascii=False, indent=2) + "\n"
     with locked(path, project.locks_dir):
         atomic_write(path, body, validate=_validate)

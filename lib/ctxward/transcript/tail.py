@@ -17,8 +17,9 @@ next call. Standard library only: this runs on every tool call (`drift.observed_
 
 from __future__ import annotations
 
-import json
 import os
+
+from ctxward.core import hotjson
 
 MAX_TAIL_BYTES = 256 * 1024  # newer content than this since the last call: only its tail is read
 _ASSISTANT = (b'"type":"assistant"', b'"type": "assistant"')
@@ -79,7 +80,7 @@ def scan(path: str, offset: int, inode: int, limit: int = MAX_TAIL_BYTES) -> Tai
         if not any(marker in line for marker in _ASSISTANT):
             continue
         try:
-            record = json.loads(line)
+            record = hotjson.loads(line)
         except (ValueError, RecursionError):
             continue
         _assistant(tail, record)
