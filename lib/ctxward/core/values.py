@@ -83,6 +83,10 @@ class Value(metaclass=_ValueType):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         names = self._fields_annotated
+        if not kwargs and len(args) == len(names):  # every field, in order: the hot case
+            for name, value in zip(names, args, strict=False):  # lengths compared above
+                object.__setattr__(self, name, value)
+            return
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes {len(names)} fields, not {len(args)}")
         for name, value in zip(names, args, strict=False):  # the first fields, by position

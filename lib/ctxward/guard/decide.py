@@ -242,6 +242,10 @@ def _opens(line: str) -> re.Match[str] | None:
     return opening
 
 
+def _never(line: str) -> None:
+    return None
+
+
 def blocks(prompt: str) -> Iterator[Block]:
     """The prompt's fenced code blocks and paragraphs (runs of non-blank lines), in order.
 
@@ -250,10 +254,12 @@ def blocks(prompt: str) -> Iterator[Block]:
     """
     lines = prompt.split("\n")
     count = len(lines)
+    # A prompt with no fence mark has only paragraphs: no line of it needs `_opens`.
+    opens = _opens if "```" in prompt or "~~~" in prompt else _never
     index = 0
     while index < count:
         line = lines[index]
-        opening = _opens(line)
+        opening = opens(line)
         if opening:
             fence = opening["fence"]
             # `fence in line` first: a cheap necessary condition of `_closes`, which the hook
@@ -271,7 +277,7 @@ def blocks(prompt: str) -> Iterator[Block]:
             index = end
         elif line.strip():
             end = index + 1
-            while end < count and lines[end].strip() and not _opens(lines[end]):
+            while end < count and lines[end].strip() and not opens(lines[end]):
                 end += 1
             yield Block(index, end, "pasted", "\n".join(lines[index:end]))
             index = end
