@@ -41,7 +41,7 @@ def _answer(function, *args, **kwargs) -> tuple[str, str]:
     return "value", value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(JSON_VALUES, st.sampled_from([None, 0, 2]), st.booleans(), st.sampled_from(["", " \n\t\r "]))
 def test_any_document_json_writes_reads_back_as_json_loads_reads_it(value, indent, ascii_only, pad):
     text = pad + json.dumps(value, indent=indent, ensure_ascii=ascii_only) + pad
@@ -50,7 +50,7 @@ def test_any_document_json_writes_reads_back_as_json_loads_reads_it(value, inden
     assert _answer(hotjson.loads, data) == _answer(json.loads, data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(JSON_VALUES, st.integers(min_value=0, max_value=40), st.text(max_size=3))
 def test_a_damaged_document_gets_json_loads_own_answer(value, cut, insert):
     text = json.dumps(value)
@@ -82,7 +82,7 @@ def test_the_edges_of_json_get_json_loads_own_answer(data):
     assert _answer(hotjson.loads, data) == _answer(json.loads, data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     ODD_VALUES,
     st.booleans(),

@@ -15,7 +15,7 @@ IDS = st.text(max_size=140) | st.text(
 )  # near the length limit, with a few unsafe characters
 
 
-@settings(max_examples=500)
+@settings(max_examples=200)
 @given(IDS)
 def test_an_id_is_kept_exactly_when_it_is_file_safe(session_id):
     kept = safe_id(session_id) == session_id

@@ -106,10 +106,10 @@ def _escapes_surrogate(text: str) -> bool:
 
 def render_outcome(event: str, outcome: Outcome) -> str:
     """Serialise `outcome` the way Claude Code reads it for `event` ('' when nothing to say)."""
-    import json  # here, not at the top: a hook with nothing to say never imports it (hotjson)
-
     if outcome.plain is not None:
         return outcome.plain
+    import json  # here, not at the top: a hook with nothing to say never imports it (hotjson)
+
     if outcome.decision == "block":  # Stop / SubagentStop: top-level, the reason reaches the agent
         if event not in _BLOCKABLE_STOPS:
             raise ValueError(f"{event} cannot be blocked this way")
