@@ -66,7 +66,6 @@ import os
 import sys
 import time
 
-from ctxward.core.text import one_line
 from ctxward.core.watchdog import Watchdog
 from ctxward.errors import BudgetExceeded, CtxwardError, HookInputError
 from ctxward.hosts.claude_code import (
@@ -187,11 +186,15 @@ def run(
     except BudgetExceeded as exc:
         return _out_of_time(str(exc), label, host, event, raw, event_name, stdout, stderr)
     except CtxwardError as exc:
+        from ctxward.core.text import one_line  # here: the error paths alone need it
+
         stderr.write(f"ctxward: {label}: {one_line(str(exc))}\n")
         if host in _DENY_JSON_HOSTS and _guards_dispatch(raw, event_name):
             return _deny_unchecked(one_line(str(exc)), stdout)
         return 1
     except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
+        from ctxward.core.text import one_line
+
         where = _log_traceback(event, label, env)
         problem = one_line(f"{type(exc).__name__}: {exc}")
         stderr.write(f"ctxward: internal error in {label}: {problem} (details: {where})\n")
@@ -226,9 +229,12 @@ def _after_answer(
             work()
         if after.expired:
             raise BudgetExceeded(problem)
-    except CtxwardError as exc:  # BudgetExceeded included
-        stderr.write(f"ctxward: {event.name}: after the answer: {one_line(str(exc))}\n")
     except Exception as exc:  # noqa: BLE001 - a hook must never show the user a traceback
+        from ctxward.core.text import one_line  # here: the error paths alone need it
+
+        if isinstance(exc, CtxwardError):  # BudgetExceeded included
+            stderr.write(f"ctxward: {event.name}: after the answer: {one_line(str(exc))}\n")
+            return
         where = _log_traceback(event, event.name, env)
         problem = one_line(f"{type(exc).__name__}: {exc}")
         stderr.write(f"ctxward: internal error in {event.name}: {problem} (details: {where})\n")
