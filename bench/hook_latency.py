@@ -31,6 +31,11 @@ environment) and warm-up rounds write the caches, as an installed package would 
 
     .venv/bin/python bench/hook_latency.py            # 40 rounds
     .venv/bin/python bench/hook_latency.py --runs 100 --check
+    git worktree add /tmp/before REV && .venv/bin/python bench/hook_latency.py --against /tmp/before
+
+`--against` runs another checkout's hooks/*.py in the same rounds (each checkout activates its
+own project) and adds a table of each case's time here as a ratio to its time there: how a
+change moved the hooks, on one machine in one run.
 
 Prints a Markdown table and writes it to bench/out/hook_latency.md.
 """
@@ -102,17 +107,24 @@ def event(name: str, cwd: Path, **fields: object) -> bytes:
     return json.dumps({**common, **fields}).encode("utf-8")
 
 
-def activate_plan(project: Path, ctxward: str) -> None:
+def activate_plan(project: Path, ctxward: list[str], env: dict[str, str] | None = None) -> None:
     """One active plan, `bench`, of the 12 RULES (a skill file in the project, then activate)."""
     skill = project / ".claude" / "skills" / "bench" / "SKILL.md"
     skill.parent.mkdir(parents=True)
     bullets = "".join(f"  - {json.dumps(rule)}\n" for rule in RULES)
     skill.write_text(f"---\nname: bench\ninvariants:\n{bullets}---\n\n# bench\n", "utf-8")
     subprocess.run(
-        [ctxward, "-C", str(project), "activate", str(skill), "--slug", "bench"],
+        [*ctxward, "-C", str(project), "activate", str(skill), "--slug", "bench"],
         capture_output=True,
         check=True,
+        env=env,
     )
+
+
+def fresh_project(parent: Path, name: str) -> Path:
+    project = parent / name
+    (project / ".git").mkdir(parents=True)
+    return project
 
 
 def cases(project: Path) -> dict[str, bytes]:
@@ -175,6 +187,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=40, help="timed rounds (default 40)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds first")
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is missed")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="another checkout of ctxward (say, `git worktree add /tmp/old REV`): its "
+        "hooks/*.py run in the same rounds, each in a project it activated itself, and each "
+        "case is also given as a ratio to its time there",
+    )
     args = parser.parse_args(argv)
 
     python = sys.executable
@@ -182,35 +202,45 @@ def main(argv: list[str] | None = None) -> int:
     ctxward = shutil.which("ctxward", path=str(Path(python).parent))
     if installed is None or ctxward is None:
         raise SystemExit(f"bench: no ctxward-hook or ctxward next to {python}; run `make` first")
+    other = args.against.resolve() if args.against else None
+    if other is not None and not (other / "hooks" / "pre_tool_use.py").is_file():
+        raise SystemExit(f"bench: {other} is no ctxward checkout (no hooks/pre_tool_use.py)")
 
     with tempfile.TemporaryDirectory(prefix="ctxward-bench-") as folder:
-        project = Path(folder).resolve()
-        (project / ".git").mkdir()
-        activate_plan(project, ctxward)
+        project = fresh_project(Path(folder).resolve(), "project")
+        activate_plan(project, [ctxward])
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["CLAUDE_PROJECT_DIR"] = str(project)
         stdins = cases(project)
-        jobs: dict[tuple[str, str], tuple[list[str], bytes]] = {
-            ("baseline", "python -c pass"): ([python, "-c", "pass"], b"")
+        Job = tuple[list[str], bytes, dict[str, str]]
+        jobs: dict[tuple[str, str], Job] = {
+            ("baseline", "python -c pass"): ([python, "-c", "pass"], b"", env)
         }
         for script in (True, False):  # the scripts' rows first, as in the README
             for case, stdin in stdins.items():
                 if script:
-                    jobs[(case, f"hooks/{SCRIPTS[case]}")] = (
-                        [python, str(HOOKS / SCRIPTS[case])],
-                        stdin,
-                    )
+                    command = [python, str(HOOKS / SCRIPTS[case])]
+                    jobs[(case, f"hooks/{SCRIPTS[case]}")] = (command, stdin, env)
                 else:
-                    jobs[(case, "ctxward-hook")] = ([installed], stdin)
+                    jobs[(case, "ctxward-hook")] = ([installed], stdin, env)
+        if other is not None:
+            theirs = fresh_project(Path(folder).resolve(), "other")
+            their_env = {**env, "CLAUDE_PROJECT_DIR": str(theirs)}
+            activate_plan(
+                theirs, [python, "-m", "ctxward"], {**env, "PYTHONPATH": str(other / "lib")}
+            )
+            for case, stdin in cases(theirs).items():
+                command = [python, str(other / "hooks" / SCRIPTS[case])]
+                jobs[(case, f"{other.name}: hooks/{SCRIPTS[case]}")] = (command, stdin, their_env)
         samples: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         cpu: dict[tuple[str, str], list[float]] = {key: [] for key in jobs}
         for round_ in range(args.warmup + args.runs):
-            for index, (key, (command, stdin)) in enumerate(jobs.items()):
+            for index, (key, (command, stdin, job_env)) in enumerate(jobs.items()):
                 # A session of its own per call: the inject-once ledger of one session would
                 # make its second SessionStart(compact) state only what the first did not.
                 session = f'"session_id": "bench-{round_}-{index}"'.encode()
                 stdin = stdin.replace(b'"session_id": "bench"', session)
-                seconds, used, code, out = timed(command, stdin, env)
+                seconds, used, code, out = timed(command, stdin, job_env)
                 if key[0] != "baseline":
                     check(key[0], code, out)
                 if round_ >= args.warmup:
@@ -226,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         median = statistics.median(values)
         q1, _, q3 = statistics.quantiles(values, n=4)
         ratio = median / base
-        budget = BUDGETS.get(case)
+        budget = BUDGETS.get(case) if entry.startswith(("hooks/", "ctxward-hook")) else None
         verdict = "" if budget is None else ("ok" if ratio <= budget else "OVER")
         if verdict == "OVER":
             missed.append(f"{case} via {entry}: {ratio:.2f}x > {budget}x")
@@ -252,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             "|---|---|---:|---:|---:|---:|---:|---|",
             *rows,
             "",
+            *(versus(samples, other.name) if other is not None else []),
             "Reproduce: `.venv/bin/python bench/hook_latency.py --runs 40` (or `make bench`).",
             "",
         ]
@@ -263,6 +294,23 @@ def main(argv: list[str] | None = None) -> int:
         print("over budget: " + "; ".join(missed), file=sys.stderr)
         return 1 if args.check else 0
     return 0
+
+
+def versus(samples: dict[tuple[str, str], list[float]], name: str) -> list[str]:
+    """Each case through hooks/*.py here, as a ratio of medians to the same case in `name`."""
+    lines = [
+        f"Against the checkout {name}, the same rounds (ratio of medians; below 1: faster here):",
+        "",
+        "| path | here ms | there ms | here / there |",
+        "|---|---:|---:|---:|",
+    ]
+    for (case, entry), values in samples.items():
+        if not entry.startswith("hooks/"):
+            continue
+        here = statistics.median(values)
+        there = statistics.median(samples[(case, f"{name}: {entry}")])
+        lines.append(f"| {case} | {here * 1000:.1f} | {there * 1000:.1f} | {here / there:.3f} |")
+    return [*lines, ""]
 
 
 if __name__ == "__main__":
