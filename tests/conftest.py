@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -196,3 +198,18 @@ def snapshot_fixture() -> Callable[[Path], dict[str, tuple[bytes, int, int]]]:
 def now() -> datetime:
     """The fixed activation time of every golden file: 2026-01-02T03:04:05Z."""
     return NOW
+
+
+@pytest.fixture
+def aged_file() -> Callable[[Path, float], Path]:
+    """`aged_file(path, seconds)`: a small file at `path` (folders made) last modified `seconds`
+    ago, for the housekeeping that removes old state files."""
+
+    def make(path: Path, seconds: float) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+        then = time.time() - seconds
+        os.utime(path, (then, then))
+        return path
+
+    return make

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from ctxward.core.fsutil import (
+    SWEEP_EVERY,
     atomic_write,
     ensure_folder,
+    housekeeping_due,
     is_leftover,
     locked,
     move,
@@ -451,3 +453,15 @@ def test_the_sweep_makes_no_state_folder_and_follows_no_link(folder, tmp_path):
     (folder / ".ctxward" / "sessions").symlink_to(victim)
     assert sweep_leftovers(folder / ".ctxward", folder / "docs" / "plans") == 0
     assert planted.exists()
+
+
+def test_housekeeping_is_due_without_a_stamp_and_ten_minutes_after_a_sweep(folder):
+    state, plans = folder / ".ctxward", folder / "docs" / "plans"
+    state.mkdir()
+    assert housekeeping_due(state)
+    with sweep_after_writes(state, plans):
+        atomic_write(state / "config.yaml", "{}\n")
+    assert not housekeeping_due(state)
+    stamp = state / "locks" / "swept"
+    assert housekeeping_due(state, now=stamp.stat().st_mtime + SWEEP_EVERY)
+    assert not housekeeping_due(state, now=stamp.stat().st_mtime + SWEEP_EVERY - 1)

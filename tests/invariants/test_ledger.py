@@ -209,3 +209,20 @@ def test_a_ledger_path_that_is_no_file_costs_only_repetition(
         assert rules_in(session_start(run_hook, load_payload, "resume")) == RULES
     if kind == "link":
         assert (tmp_path / "elsewhere.json").read_text(encoding="utf-8") == "{}"  # not followed
+
+
+def test_a_ledger_no_hook_touched_for_two_days_goes_when_housekeeping_is_due(project, aged_file):
+    """Pruned with the leftover sweep's rhythm (`fsutil.housekeeping_due`), not on every write:
+    a compaction does not scan every session's ledger each time."""
+    bank = Project(project)
+    day = 86_400
+    old = aged_file(ledger.path_of(bank, "old-session"), (ledger.STALE_DAYS + 0.1) * day)
+    recent = aged_file(ledger.path_of(bank, "recent-session"), (ledger.STALE_DAYS - 0.1) * day)
+    swept = aged_file(bank.locks_dir / "swept", 0)  # a sweep just ran: not due
+    ledger.begin(bank, SESSION)
+    assert old.exists() and recent.exists()
+
+    aged_file(swept, day)  # due again
+    ledger.begin(bank, SESSION)
+    assert not old.exists() and recent.exists()
+    assert ledger.path_of(bank, SESSION).exists()

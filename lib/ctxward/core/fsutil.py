@@ -201,7 +201,29 @@ def is_leftover(name: str, mtime: float, now: float | None = None) -> bool:
     return False
 
 
-def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = 600.0) -> int:
+SWEEP_EVERY = 600.0  # seconds between two rounds of the state folders' housekeeping
+
+
+def housekeeping_due(state_dir: Path, every: float = SWEEP_EVERY, now: float | None = None) -> bool:
+    """Whether the state folders' housekeeping is due: the leftover sweep's stamp
+    (`<state_dir>/locks/swept`, renewed by `sweep_leftovers`) is older than `every` seconds, or
+    there is none. One lstat. The pruning of the per-session folders (the inject-once ledger,
+    pending rules, once-per-compaction markers) waits for it too: a compaction does not scan
+    them every time, whatever number of sessions they hold."""
+    now = time.time() if now is None else now
+    try:
+        return os.lstat(_sweep_stamp(state_dir)).st_mtime <= now - every
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _sweep_stamp(state_dir: Path) -> Path:
+    return state_dir / "locks" / "swept"
+
+
+def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = SWEEP_EVERY) -> int:
     """Remove crash leftovers below a project's two state folders, at most every `every` s.
 
     A writer killed between creating its temporary file and renaming it leaves the file in a
@@ -211,15 +233,8 @@ def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = 600.0) -> i
     `<state_dir>/locks/swept`); nothing when there is no state folder yet; the walk follows no
     link and stops after _SWEEP_MAX entries, so a hostile tree cannot make it slow.
     """
-    stamp = state_dir / "locks" / "swept"
     now = time.time()
-    try:
-        if os.lstat(stamp).st_mtime > now - every:
-            return 0
-    except FileNotFoundError:
-        if not os.path.isdir(state_dir):
-            return 0
-    except OSError:
+    if not housekeeping_due(state_dir, every, now) or not os.path.isdir(state_dir):
         return 0
     removed, seen = 0, 0
     pending = [os.fspath(state_dir), os.fspath(plans_dir)]
@@ -236,7 +251,7 @@ def sweep_leftovers(state_dir: Path, plans_dir: Path, every: float = 600.0) -> i
         except OSError:
             continue
     with contextlib.suppress(CtxwardError, OSError):
-        atomic_write(stamp, f"{int(now)}\n")
+        atomic_write(_sweep_stamp(state_dir), f"{int(now)}\n")
     return removed
 
 

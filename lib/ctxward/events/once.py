@@ -12,7 +12,8 @@ seconds does nothing. The key is what identifies one compaction: the event, the 
 session_id, prompt_id (the prompt the compaction belongs to; Codex: turn_id), trigger and
 PostCompact's summary, and the transcript's size and mtime (the same for the doubled runs, seen
 with 2.1.332; different for PreCompact and PostCompact, and for a later compaction). Markers
-older than KEEP_SECONDS are removed when a new one is written.
+older than KEEP_SECONDS are removed when a new one is written and the state folders'
+housekeeping is due (`fsutil.housekeeping_due`: at most every ten minutes).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import hashlib
 import os
 import time
 
-from ctxward.core.fsutil import atomic_write, locked, remove
+from ctxward.core.fsutil import atomic_write, housekeeping_due, locked, remove
 from ctxward.errors import CtxwardError
 from ctxward.hooktypes import HookEvent
 
@@ -43,7 +44,8 @@ def first_run(event: HookEvent, now: float | None = None) -> bool:
             except FileNotFoundError:
                 pass
             atomic_write(marker, f"{moment:.3f}\n")
-            _prune(folder, moment)
+            if housekeeping_due(event.project.state_dir, now=moment):
+                _prune(folder, moment)
     except (OSError, CtxwardError):  # a full disk, a refused lock folder: the rules still go;
         return True  # at worst a doubled wiring doubles them, which is no loss
     return True
