@@ -60,8 +60,8 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_per_call_and_per_prompt_hooks_load_only_the_standard_library(case, tmp_path):
+def _hook_imports(case: str, tmp_path: Path) -> list[str]:
+    """What the hook imports for CASES[case], beyond what a bare interpreter starts with."""
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     payload = {"session_id": "s1", "cwd": str(project), **CASES[case]}
@@ -70,7 +70,12 @@ def test_per_call_and_per_prompt_hooks_load_only_the_standard_library(case, tmp_
     env["PYTHONPATH"] = lib
     start = set(_imported(["-c", "pass"], b"", env))
     hook = ["-c", "from ctxward.hookio import main; main()"]
-    loaded = [m for m in _imported(hook, json.dumps(payload).encode(), env) if m not in start]
+    return [m for m in _imported(hook, json.dumps(payload).encode(), env) if m not in start]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_per_call_and_per_prompt_hooks_load_only_the_standard_library(case, tmp_path):
+    loaded = _hook_imports(case, tmp_path)
 
     assert "ctxward.hookio" in loaded  # the probe saw the hook's imports at all
     foreign = [
@@ -89,15 +94,7 @@ def test_per_call_and_per_prompt_hooks_with_nothing_to_say_import_neither_json_n
 ):
     """`import json` (which imports `re`) was most of a silent hook's own cost: the payload, the
     drift observer's state and log, the transcript's tail go through `ctxward.core.hotjson`."""
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    payload = {"session_id": "s1", "cwd": str(project), **CASES[case]}
-    lib = str(Path(__file__).resolve().parents[1] / "lib")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PROJECT_DIR": str(project)}
-    env["PYTHONPATH"] = lib
-    start = set(_imported(["-c", "pass"], b"", env))
-    hook = ["-c", "from ctxward.hookio import main; main()"]
-    loaded = [m for m in _imported(hook, json.dumps(payload).encode(), env) if m not in start]
+    loaded = _hook_imports(case, tmp_path)
 
     assert "ctxward.core.hotjson" in loaded
     heavy = sorted({"json", "re"} & set(loaded))
