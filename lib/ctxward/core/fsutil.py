@@ -219,6 +219,19 @@ def housekeeping_due(state_dir: Path, every: float = SWEEP_EVERY, now: float | N
         return False
 
 
+def prune_stale(state_dir: Path, folder: Path, max_age: float) -> None:
+    """Remove the files in `folder` not modified for `max_age` seconds, when the housekeeping
+    is due (`housekeeping_due`); whatever cannot be read or removed stays."""
+    if not housekeeping_due(state_dir):
+        return  # pruned less than ten minutes ago: not a scan of every session's file again
+    cutoff = time.time() - max_age
+    with contextlib.suppress(OSError):
+        for candidate in folder.iterdir():
+            with contextlib.suppress(OSError):
+                if candidate.stat().st_mtime < cutoff:
+                    candidate.unlink()
+
+
 def _sweep_stamp(state_dir: Path) -> Path:
     return state_dir / "locks" / "swept"
 

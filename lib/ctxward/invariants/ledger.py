@@ -210,16 +210,6 @@ def summary_kept(project: Project, session_id: str, kept: Iterable[str]) -> None
 
 
 def _remove_stale(project: Project) -> None:
-    import time
+    from ctxward.core.fsutil import prune_stale
 
-    from ctxward.core.fsutil import housekeeping_due
-
-    if not housekeeping_due(project.state_dir):
-        return  # pruned less than ten minutes ago: not a scan of every session's file again
-
-    cutoff = time.time() - STALE_DAYS * 86_400
-    with contextlib.suppress(OSError):
-        for candidate in (project.state_dir / LEDGER_DIRNAME).iterdir():
-            with contextlib.suppress(OSError):
-                if candidate.stat().st_mtime < cutoff:
-                    candidate.unlink()
+    prune_stale(project.state_dir, project.state_dir / LEDGER_DIRNAME, STALE_DAYS * 86_400)

@@ -237,15 +237,6 @@ def _validate(data: bytes) -> None:
 def _remove_stale(project: Project) -> None:
     """Entries no prompt came for (and claims a crash left behind), older than STALE_HOURS,
     when the state folders' housekeeping is due (`fsutil.housekeeping_due`)."""
-    import time
+    from ctxward.core.fsutil import prune_stale
 
-    from ctxward.core.fsutil import housekeeping_due
-
-    if not housekeeping_due(project.state_dir):
-        return
-
-    cutoff = time.time() - STALE_HOURS * 3600
-    for candidate in pending_dir(project).iterdir():
-        with contextlib.suppress(OSError):
-            if candidate.stat().st_mtime < cutoff:
-                candidate.unlink()
+    prune_stale(project.state_dir, pending_dir(project), STALE_HOURS * 3600)
