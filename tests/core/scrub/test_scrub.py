@@ -1169,6 +1169,73 @@ def test_the_flag_rules_dash_guard_changes_no_match(pieces: list[str]) -> None:
     assert found == [(m.span(), m.groupdict()) for m in re.finditer(plain, text)]
 
 
+_REFUSED_VALUES = [
+    "${DB_PASSWORD}",
+    "${DB_PASSWORD:-}",
+    "$(cat /run/secrets/db)",
+    "********",
+    "get_token()",
+    "vault.read(path)",
+    'os.environ["DB_PASSWORD"]',
+    "tokens[key]",
+]
+
+
+@pytest.mark.parametrize("value", _REFUSED_VALUES)
+@pytest.mark.parametrize(
+    "form",
+    [
+        "password: {v}",
+        "    client_secret = {v}",
+        "export API_TOKEN={v}",
+        "db_password={v},",
+        "deploy --password {v} --force",
+        "<password>{v}</password>",
+        '{{"api_key": {v}}}',
+    ],
+)
+def test_a_key_word_before_a_reference_a_mask_or_a_call_redacts_nothing(
+    form: str, value: str
+) -> None:
+    """Such a value is refused wherever it stands (`assignments._REFUSED`, matched in the regex
+    and skipped before any vetting): at a line's start, after `export`, in code or in a flag."""
+    text = form.format(v=value)
+    assert find(text) == []
+
+
+_VALUE_PIECES = [
+    *("password", "api_key", "token", "--secret", "<password>", "</password>", ": ", "=", " "),
+    *("$", "{", "(", "[", "}", ")", "]", "*", "**", "get_", "os.environ", ".", "_", "-", '"', "'"),
+    *("x", "Ab3", "9", "\n", "\\", "\u212a", "\n", ",", ";", "`", "</"),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_VALUE_PIECES), max_size=14))
+def test_a_refused_value_takes_the_span_a_bare_one_would(pieces: list[str]) -> None:
+    """`refused` only names some of `bare`'s values: with it, every key-word rule matches the
+    same spans as without it, so a refused value still ends its match where it did before."""
+    text = "".join(pieces).lower()
+    patterns = [*scrub_assignments.GENERIC, scrub_assignments.CLI_FLAG, scrub_assignments.XML]
+    for pattern in patterns:
+        plain = pattern.replace(scrub_assignments._REFUSED, "(?!)")  # never refused
+        assert plain != pattern
+        found = [m.span() for m in re.finditer(pattern, text)]
+        assert found == [m.span() for m in re.finditer(plain, text)]
+
+
+def test_a_flag_inside_a_word_or_a_flag_as_a_value_is_not_a_password() -> None:
+    fake = Fake(11)
+    password = fake.password()
+    # `-packages/mysql` on a line that names mysql: a word's inside, not `-p`.
+    assert find("pip install mysql-connector  # in /venv/lib/python3.11/site-packages/mysql") == []
+    # The first flag's value would be the second flag: the second one's value is the password.
+    text = f"redis-server --requirepass --requirepass {password} --port 6380"
+    assert (
+        redact(text) == "redis-server --requirepass --requirepass [REDACTED:password] --port 6380"
+    )
+
+
 @pytest.mark.parametrize("header", [8, 8189, 8190, 8191, 8192, 8193, 8200])
 @pytest.mark.parametrize("before", ["", "eyJ", "eyJeyJ", "x", "eyJ" + "c" * 9000])
 def test_the_jwt_finder_keeps_the_header_cap(header: int, before: str) -> None:

@@ -15,6 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ctxward.core.scrub.rules import Spans
+
 
 # Strong words: a key name holding one of these (as a word, or as the tail of a compound such as
 # `dbpassword`) names a credential.
@@ -123,6 +125,14 @@ def classify_key(name: str) -> str | None:
 _classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
 
 
+# What starts a bare value `_vet_value` refuses wherever it stands: a reference (`${VAR}`,
+# `$(cmd)`), a mask (`****`), a call or a subscript (`get_token()`, `os.environ["X"]`). Such a
+# value is matched as `refused`, the span `bare` would take, and the rule skips it before any
+# vetting (`Rule.find`): the common case of a key word followed by a value costs no Python.
+# Decided on the lower-cased text, as the key words are (the Kelvin sign counts as `k` there).
+_REFUSED = r"(?=\$[{(]|\*\*\*\*|[a-z_][a-z0-9_.]{0,1022}[(\[])"
+
+
 # The value after an assignment: JSON/YAML/INI/env/TOML/CLI forms.
 _VALUE = (
     r"[ \t]{0,8}(?:"
@@ -130,6 +140,7 @@ _VALUE = (
     r"|\"(?P<double>(?:[^\"\\\n]|\\[^\n]){1,4096})\""
     r"|'(?P<single>(?:[^'\\\n]|\\[^\n]){1,4096})'"
     r"|`(?P<back>[^`\n]{1,4096})`"
+    r"|(?P<refused>" + _REFUSED + r"[^\s\"'`\\]{1,1024})"
     r"|(?P<bare>[^\s\"'`\\]{1,1024}))"
 )
 
@@ -184,17 +195,17 @@ _DEAD_FLAG = f"--[a-z0-9_-]{{{_FLAG_REACH - 1},}}"
 
 XML = (
     r"<(?P<name>[a-z0-9_.:-]{0,40}(?:pass|pwd|secret|token|key|credential)[a-z0-9_.:-]{0,40})>"
-    r"(?P<bare>[^<\s]{1,1024})</"
+    r"(?:(?P<refused>" + _REFUSED + r"[^<\s]{1,1024})|(?P<bare>[^<\s]{1,1024}))</"
 )
 
 
 _KEY_CHARS_TEXT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 
+_KEY_CHARS = frozenset(_KEY_CHARS_TEXT)
+
+
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-
-
-_CALL = r"[A-Za-z_][A-Za-z0-9_.]*[(\[]"
 
 
 _CODE_STOP = r"[,;)}\]&|<>(\[]"
@@ -203,30 +214,30 @@ _CODE_STOP = r"[,;)}\]&|<>(\[]"
 _LINE_PREFIXES = ("", "export", "-", "set", "setenv", "$env:", "env")
 
 
-def vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    if match.lastgroup == "pvalue":  # the prose lookahead (the value groups close otherwise)
+def vet_generic(match: re.Match[str], text: str, lowered: str) -> Spans:
+    group = match.lastgroup
+    if group == "pvalue":  # the prose lookahead (the value groups close otherwise)
         from ctxward.core.scrub.context import vet_prose  # context builds on these rules
 
-        yield from vet_prose(match, text)
-        return
-    if _hopeless(match, text):  # first: the common case, and it needs no key name
-        return
+        return vet_prose(match, text)
+    # The key name first: most candidates are harmless keys (`"max_tokens": 4096`). A bare value
+    # `_vet_value` would refuse wherever it stands never gets here (`_VALUE`'s `refused`).
     word_start = match.start("word")
-    before = text[max(0, word_start - 64) : word_start]
-    key_start = word_start - (len(before) - len(before.rstrip(_KEY_CHARS_TEXT)))
-    if (
-        key_start < word_start
-        and text[key_start] in "ntr"
-        and text[key_start - 1 : key_start] == "\\"
-    ):
-        key_start += 1  # the n of an escaped newline starts no key name
+    key_start = word_start
+    if word_start and text[word_start - 1] in _KEY_CHARS:  # the key name starts before the word
+        before = text[max(0, word_start - 64) : word_start]
+        key_start -= len(before) - len(before.rstrip(_KEY_CHARS_TEXT))
+        if text[key_start] in "ntr" and text[key_start - 1 : key_start] == "\\":
+            key_start += 1  # the n of an escaped newline starts no key name
     kind = _classify_cached(text[key_start : match.end("tail")].strip(".-"))
     if kind is None or text.startswith("://", key_start - 3):
-        return  # (a URL's user name: its password is the url rule's, without the host after @)
+        return ()  # (a URL's user name: its password is the url rule's, without the host after @)
     floor = max(0, key_start - 200)
     newline = text.rfind("\n", floor, key_start)
-    escaped = text.rfind("\\n", floor, key_start)  # a line break inside JSON-encoded text
-    line_start = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
+    # A line break inside JSON-encoded text, after the last real one (one before it starts no
+    # later line).
+    escaped = text.rfind("\\n", newline + 1 if newline >= 0 else floor, key_start)
+    line_start = escaped + 2 if escaped >= 0 else newline + 1
     if newline < 0 and escaped < 0 and key_start > 200:
         prefix = "?"  # a very long line: not an env/INI/YAML assignment
     else:
@@ -234,25 +245,7 @@ def vet_generic(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple
     if prefix.startswith(("export ", "setenv ", "set -x ")) or prefix in ("export", "$env:"):
         kind = kind if kind == "aws_secret_access_key" else "env_export"
         prefix = ""
-    yield from _vet_value(match, text, kind, at_line_start=prefix in _LINE_PREFIXES)
-
-
-# A bare value that starts so is refused by `_vet_value` wherever it stands (trimmed or not, it
-# keeps that start, a mark of `is_placeholder`, or `$(` stops it as a call).
-_NEVER_BARE = ("${", "$(", "****")
-
-
-def _hopeless(match: re.Match[str], text: str) -> bool:
-    """True for a value `_vet_value` refuses whatever the line before it holds: a reference, a
-    mask, a call, a quoted placeholder. Looked at before that line is (`${VAR}`, `****` and
-    `get_token()` are the common case of a key word followed by a value)."""
-    group = match.lastgroup
-    if group == "bare":
-        value = text[match.start(group) : match.end(group)]
-        return value.startswith(_NEVER_BARE) or regex(_CALL).match(value) is not None
-    if group in ("double", "single", "back"):
-        return is_placeholder(text[match.start(group) : match.end(group)])
-    return False
+    return _vet_value(match, text, kind, at_line_start=prefix in _LINE_PREFIXES)
 
 
 def flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
@@ -280,39 +273,34 @@ def flag_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]
     return pattern.finditer("".join(pieces))
 
 
-def vet_flag(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_flag(match: re.Match[str], text: str, lowered: str) -> Spans:
     kind = classify_key(match.group("name"))
-    if kind is not None:
-        yield from _vet_value(match, text, kind, at_line_start=False)
+    return () if kind is None else _vet_value(match, text, kind, at_line_start=False)
 
 
-def _vet_value(
-    match: re.Match[str], text: str, kind: str, *, at_line_start: bool
-) -> Iterator[tuple[int, int, str]]:
+def _vet_value(match: re.Match[str], text: str, kind: str, *, at_line_start: bool) -> Spans:
     # The value's group closes last in every pattern that comes here (`_VALUE` ends them, `XML`
     # ends with its `bare`): no dict of every group per candidate.
     group = match.lastgroup
     if group not in _VALUE_GROUPS:
-        return
+        return ()
     start, end = match.span(group)
     if group == "escaped":
         closed = _escaped_end(text, end, len(match.group("esc")))
         if closed is None:
-            return
+            return ()
         end = closed
     value = text[start:end]
     if group == "bare":
-        if regex(_CALL).match(value):
-            return  # `get_token()`, `os.environ["X"]`, `request.form.get(...)`: code
         if not at_line_start:
             stop = regex(_CODE_STOP).search(value)
             if stop:
                 if value[stop.start()] in "([":
-                    return  # a call or a subscript: code, not a literal
+                    return ()  # a call or a subscript: code, not a literal
                 end = start + stop.start()
                 value = value[: stop.start()]
         if end < len(text) and text[end] in "([":
-            return
+            return ()
         trimmed = value.rstrip(",;")
         end -= len(value) - len(trimmed)
         value = trimmed
@@ -323,10 +311,10 @@ def _vet_value(
                 and not (looks_random(value, 12) and any(map(str.isdigit, value)))
             )
         ):
-            return  # a variable, attribute or constant name (not a generated value)
+            return ()  # a variable, attribute or constant name (not a generated value)
     if not acceptable(value, kind, quoted=group != "bare"):
-        return
-    yield start, end, kind
+        return ()
+    return ((start, end, kind),)
 
 
 _VALUE_GROUPS = frozenset(("escaped", "double", "single", "back", "bare"))
@@ -390,15 +378,17 @@ NETRC = (
 )
 
 
-def vet_curl_user(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_curl_user(match: re.Match[str], text: str, lowered: str) -> Spans:
     start = match.start()
     if start > 0 and not text[start - 1].isspace():
-        return
+        return ()
     value = match.group("value")
     if not is_placeholder(value) and value.lower() not in URL_PLACEHOLDERS:
-        yield match.start("value"), match.end("value"), "basic_auth"
+        return ((match.start("value"), match.end("value"), "basic_auth"),)
+    return ()
 
 
-def vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_netrc(match: re.Match[str], text: str, lowered: str) -> Spans:
     if not is_placeholder(match.group("value")):
-        yield match.start("value"), match.end("value"), "password"
+        return ((match.start("value"), match.end("value"), "password"),)
+    return ()

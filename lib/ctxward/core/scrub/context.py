@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import re
     from collections.abc import Iterator
 
-    from ctxward.core.scrub.rules import Vetter
+    from ctxward.core.scrub.rules import Spans, Vetter
 
 # -- the provider gate ---------------------------------------------------------------------------
 
@@ -98,16 +98,16 @@ def _one_gate(
             resume = max(skipped.end() if skipped else at + 1, at + 1)
 
 
-def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def _vet_provider(match: re.Match[str], text: str, lowered: str) -> Spans:
     start, end = match.span()
     if word_before(text, start) and text[start - 1] not in "/":
-        return
+        return ()
     index = int(match.lastgroup[1:]) if match.lastgroup else 0
     _, kind, _ = PROVIDERS[index]
     value = match.group(0)
     if is_placeholder(value) or not looks_random(value, 12):
-        return
-    yield start, end, kind
+        return ()
+    return ((start, end, kind),)
 
 
 _AZURE_NAMES = ("Account", "SharedAccess")  # what stands right before `Key=`
@@ -116,13 +116,14 @@ _AZURE_NAMES = ("Account", "SharedAccess")  # what stands right before `Key=`
 def _azure_vetter(kind: str) -> Vetter:
     """`Key=` after `Account` or `SharedAccess` (an Azure connection string): its value."""
 
-    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    def vet(match: re.Match[str], text: str, lowered: str) -> Spans:
         if not text.endswith(_AZURE_NAMES, 0, match.start()):
-            return
+            return ()
         start, end = match.span("value")
         value = text[start:end]
         if not is_placeholder(value) and looks_random(value, 12):
-            yield start, end, kind
+            return ((start, end, kind),)
+        return ()
 
     return vet
 
@@ -144,56 +145,56 @@ _PORT_PATH = r"\d{1,5}(?:[/?#]|\Z)"
 _URL_AT_TRIES = 4
 
 
-def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Spans:
     value = match.group("value")
     if is_placeholder(value) or not looks_random(value, 16):
-        return
-    yield match.start("value"), match.end("value"), "url_token"
+        return ()
+    return ((match.start("value"), match.end("value"), "url_token"),)
 
 
-def _vet_url_special(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
+def _vet_url_special(match: re.Match[str], text: str, lowered: str) -> Spans:
     begin = match.end()
     segment_match = regex(_URL_SEGMENT).match(text, begin)
     if segment_match is None:
-        return
+        return ()
     segment = segment_match.group(0)
     following = segment.find("://")  # the next URL: no password runs into it
     if following >= 0:
         segment = segment[:following]
     if "@" not in segment:
-        return
+        return ()
     at = len(segment)
     host = regex(_URL_HOST)
     for _ in range(_URL_AT_TRIES):  # the last few @ only: bounded work per URL
         at = segment.rfind("@", 0, at)
         if at <= 0:
-            return
+            return ()
         password = segment[:at]
         if not host.match(segment, at + 1):
             continue
         if not any(c in password for c in "?#/@!$%"):
-            return  # the url rule's own case
+            return ()  # the url rule's own case
         if regex(_PORT_PATH).match(password):
-            return  # host:port/path?x=a@b, not a password
+            return ()  # host:port/path?x=a@b, not a password
         query = password.find("?")
         if query >= 0 and "=" in password[query:]:
             continue  # a query string holding an @
         if password.lower() in URL_PLACEHOLDERS or is_placeholder(password):
-            return
+            return ()
         scheme = regex(SCHEME_BEFORE).search(lowered, max(0, match.start() - 40), match.start())
-        yield begin, begin + at, url_type(scheme.group(0) if scheme else "")
-        return
+        return ((begin, begin + at, url_type(scheme.group(0) if scheme else "")),)
+    return ()
 
 
 # -- command lines --------------------------------------------------------------------------------
 
-# -p VALUE, -pVALUE, -p'VALUE', -a VALUE, --requirepass VALUE, --masterauth VALUE.
+# -p VALUE, -pVALUE, -p'VALUE', -a VALUE, --requirepass VALUE, --masterauth VALUE: a flag, not
+# the inside of a word (`site-packages`: `\w` is `str.isalnum()` or `_`), and a value that is not
+# the next flag (`--requirepass --requirepass VALUE`: the second one's).
 _FLAG = (
-    r"-(?:(?P<flag>[paP])(?P<sep>[ \t]{1,4}|(?=['\"A-Za-z0-9!@#%^&*+/]))"
+    r"-(?<![\w-]-)(?:(?P<flag>[paP])(?P<sep>[ \t]{1,4}|(?=['\"A-Za-z0-9!@#%^&*+/]))"
     r"|-(?P<long>requirepass|masterauth)(?:[ \t]{1,4}|=))"
-    r"(?:'(?P<single>[^'\n]{1,256})'|\"(?P<double>[^\"\n]{1,256})\"|(?P<bare>[^\s'\"`;|&]{1,256}))"
+    r"(?:'(?P<single>[^'\n]{1,256})'|\"(?P<double>[^\"\n]{1,256})\"|(?P<bare>(?!-)[^\s'\"`;|&]{1,256}))"
 )
 _FLAG_COMMANDS = {
     "p": (
@@ -228,17 +229,11 @@ _LINE_BACK = 240
 _ATTACHED_ONLY = ("mysql", "mariadb")
 
 
-def _vet_cli_password(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
-    if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] in "_-"):
-        return
+def _vet_cli_password(match: re.Match[str], text: str, lowered: str) -> Spans:
     flag = match.group("flag") or "-"
     group = next(g for g in ("single", "double", "bare") if match.group(g) is not None)
     start, end = match.span(group)
     value = text[start:end]
-    if group == "bare" and value.startswith("-"):
-        return
     if flag.startswith("-"):
         pass  # --requirepass and friends name a password wherever they are
     else:
@@ -246,18 +241,18 @@ def _vet_cli_password(
         line = lowered[max(line_start, match.start() - _LINE_BACK) : match.start()]
         commands = [command for command in _FLAG_COMMANDS[flag] if command in line]
         if not commands:
-            return
+            return ()
         spaced = bool(match.group("sep"))  # a space or a tab; empty when attached
         if spaced and all(command.startswith(_ATTACHED_ONLY) for command in commands):
-            return  # `mysql -p shop`: -p then a space asks for the password; shop is the database
+            return ()  # `mysql -p shop`: -p then a space asks for the password; shop: the database
         if flag == "p" and match.group("sep").strip() and value.isdigit():
-            return  # a port
+            return ()  # a port
     if group == "bare":
         value = value.rstrip(",)")
         end = start + len(value)
     if len(value) < 4 or is_placeholder(value) or value.lower() in URL_PLACEHOLDERS:
-        return
-    yield start, end, "password"
+        return ()
+    return ((start, end, "password"),)
 
 
 # -- .netrc across lines --------------------------------------------------------------------------
@@ -268,10 +263,11 @@ _NETRC_LINES = (
 )
 
 
-def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def _vet_netrc(match: re.Match[str], text: str, lowered: str) -> Spans:
     start, end = match.span("value")
     if not is_placeholder(text[start:end]):
-        yield start, end, "password"
+        return ((start, end, "password"),)
+    return ()
 
 
 # -- a name and its value in separate fields ------------------------------------------------------
@@ -306,30 +302,29 @@ _XML_PAIR = (
 )
 
 
-def _vet_value_field(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
+def _vet_value_field(match: re.Match[str], text: str, lowered: str) -> Spans:
     at = match.start()
     named = regex(_NAME_BEFORE).search(lowered, max(0, at - _NAME_REACH), at)
     if named is None:
-        return
-    yield from _vet_name_value(match, text, text[named.start("name") : named.end("name")])
+        return ()
+    return _vet_name_value(match, text, text[named.start("name") : named.end("name")])
 
 
-def _vet_xml_pair(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-    yield from _vet_name_value(match, text, text[match.start("name") : match.end("name")])
+def _vet_xml_pair(match: re.Match[str], text: str, lowered: str) -> Spans:
+    return _vet_name_value(match, text, text[match.start("name") : match.end("name")])
 
 
-def _vet_name_value(match: re.Match[str], text: str, name: str) -> Iterator[tuple[int, int, str]]:
+def _vet_name_value(match: re.Match[str], text: str, name: str) -> Spans:
     kind = classify_key(name)
     if kind is None:
-        return
+        return ()
     groups = match.groupdict()
     group = next(g for g in ("escaped", "double", "single", "bare") if groups.get(g) is not None)
     start, end = match.span(group)
     value = text[start:end]
     if acceptable(value, kind, quoted=group != "bare"):
-        yield start, end, kind
+        return ((start, end, kind),)
+    return ()
 
 
 # -- base64-wrapped PEM ---------------------------------------------------------------------------
@@ -338,12 +333,13 @@ def _vet_name_value(match: re.Match[str], text: str, name: str) -> Iterator[tupl
 _B64_PEM = r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,87380}={0,2}"
 
 
-def _vet_b64_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def _vet_b64_pem(match: re.Match[str], text: str, lowered: str) -> Spans:
     head = b64_text(match.group(0)[:96])
     if "PRIVATE KEY" in head:
-        yield match.start(), match.end(), "private_key"
-    elif "CERTIFICATE" in head and "REQUEST" not in head:
-        yield match.start(), match.end(), "certificate"
+        return ((match.start(), match.end(), "private_key"),)
+    if "CERTIFICATE" in head and "REQUEST" not in head:
+        return ((match.start(), match.end(), "certificate"),)
+    return ()
 
 
 # -- UUID secrets known by their context ----------------------------------------------------------
@@ -356,8 +352,8 @@ _HEROKU_CLI = r"heroku[ \t]+auth:token(?:\s|\\[nr]){1,40}(?P<value>" + _UUID + "
 
 
 def _uuid_vetter(kind: str) -> Vetter:
-    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
-        yield match.start("value"), match.end("value"), kind
+    def vet(match: re.Match[str], text: str, lowered: str) -> Spans:
+        return ((match.start("value"), match.end("value"), kind),)
 
     return vet
 
@@ -371,13 +367,12 @@ _AUTH_TUPLE = (
 )
 
 
-def _vet_auth_tuple(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
+def _vet_auth_tuple(match: re.Match[str], text: str, lowered: str) -> Spans:
     start, end = match.span("value")
     value = text[start:end]
     if len(value) >= 4 and not is_placeholder(value) and value.lower() not in URL_PLACEHOLDERS:
-        yield start, end, "password"
+        return ((start, end, "password"),)
+    return ()
 
 
 # -- bare tokens in prose (the generic rules' lookahead, `scrub._PROSE_AHEAD`) -------------------
@@ -398,12 +393,12 @@ _PROSE_TRAIL = ".,;:!?)'\"`"
 _HEX = frozenset("0123456789abcdefABCDEF-")
 
 
-def vet_prose(match: re.Match[str], text: str) -> Iterator[tuple[int, int, str]]:
+def vet_prose(match: re.Match[str], text: str) -> Spans:
     """A value after "token", "key", "password" or "secret" in a sentence: redacted when it
     looks generated (capitals, small letters and digits; no path, no hex digest, no URL)."""
     kind = _PROSE_KINDS.get(text[match.start("word") : match.end()].lower())
     if kind is None or word_before(text, match.start("word")):
-        return
+        return ()
     start, end = match.span("pvalue")
     value = text[start:end].rstrip(_PROSE_TRAIL)
     end = start + len(value)
@@ -418,8 +413,8 @@ def vet_prose(match: re.Match[str], text: str) -> Iterator[tuple[int, int, str]]
         or "=" in value.rstrip("=")
         or is_placeholder(value)
     ):
-        return
-    yield start, end, kind
+        return ()
+    return ((start, end, kind),)
 
 
 def rules() -> tuple[Rule, ...]:

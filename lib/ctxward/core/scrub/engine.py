@@ -96,7 +96,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ctxward.core.scrub.rules import Redaction, Vetter
+    from ctxward.core.scrub.rules import Redaction, Spans, Vetter
 
 
 REPLACEMENT = "[REDACTED:{type}]"
@@ -188,7 +188,7 @@ def _found_by_rule(text: str) -> Iterator[tuple[Rule, list[tuple[int, int, str]]
     present: dict[tuple[str, bool], bool] = {}
     covered: dict[int, int] = {}
     for rule in RULES + _USER_RULES:
-        found = list(rule.find(text, lowered, present, covered))
+        found = rule.find(text, lowered, present, covered)
         if not rule.defers:
             for start, end, kind in found:
                 if (
@@ -229,11 +229,12 @@ def configure(*, allow: frozenset[str], rules: tuple[tuple[str, str, str], ...])
 
 
 def _user_vetter(kind: str) -> Vetter:
-    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    def vet(match: re.Match[str], text: str, lowered: str) -> Spans:
         group = "secret" if "secret" in match.re.groupindex else 0
         start, end = match.span(group)
         if end > start and not is_placeholder(text[start:end]):
-            yield start, end, kind
+            return ((start, end, kind),)
+        return ()
 
     return vet
 

@@ -19,7 +19,11 @@ if TYPE_CHECKING:
         position: tuple[int, int]
         replacement: str
 
-    Vetter = Callable[["re.Match[str]", str, str], Iterator[tuple[int, int, str]]]
+    # What a vetter returns: the spans it redacts, `(start, end, type)`. A tuple, not a
+    # generator: most candidates are refused in a few steps, and a generator for each was a
+    # measurable share of that (bench/scrub_throughput.py, clean text: 28.0 -> 29.2 MB/s).
+    Spans = tuple[tuple[int, int, str], ...]
+    Vetter = Callable[["re.Match[str]", str, str], Spans]
     Matcher = Callable[["re.Pattern[str]", str], Iterator["re.Match[str]"]]
 
 
@@ -109,33 +113,45 @@ class Rule:
         lowered: str,
         present: dict[tuple[str, bool], bool] | None = None,
         covered: dict[int, int] | None = None,
-    ) -> Iterator[tuple[int, int, str]]:
+    ) -> list[tuple[int, int, str]]:
         """The spans this rule redacts. `present` (one per text) remembers which anchors the
         text holds: several rules share one (`://`, `heroku`, `secret`, `auth`), and an anchor
         that holds an absent one (`sk-ant-`, `sk-`) is absent too, so it is looked for once.
         `covered` maps where a token rule's redaction starts to where it ends (`defers`)."""
+        spans: list[tuple[int, int, str]] = []
         haystack = lowered if self.on_lowered else text
         if self.anchor is not None and not self._anchored(haystack, present):
-            return
+            return spans
         if self.prefilter is not None and not self.prefilter(haystack):
-            return
+            return spans
         pattern = regex(self.pattern)
         found = (
             pattern.finditer(haystack) if self.matches is None else self.matches(pattern, haystack)
         )
-        if not (covered and self.defers):
+        add = spans.extend
+        vet = self.vet
+        if not self.defers:
             for match in found:
-                yield from self.vet(match, text, lowered)
-            return
-        for match in found:
-            # The value's group closes last (`assignments._vet_value`); an escaped value may
-            # end past its group, so it is always vetted.
-            group = match.lastgroup
-            if group is not None and group != "escaped":
-                start, end = match.span(group)
-                if covered.get(start, -1) >= end:
+                add(vet(match, text, lowered))
+        elif not covered:
+            # A key-word rule's value that is refused wherever it stands (a reference, a mask, a
+            # call: `assignments._REFUSED`) is not vetted.
+            for match in found:
+                if match.lastgroup != "refused":
+                    add(vet(match, text, lowered))
+        else:
+            for match in found:
+                # The value's group closes last (`assignments._vet_value`); an escaped value
+                # may end past its group, so it is always vetted.
+                group = match.lastgroup
+                if group == "refused":
                     continue
-            yield from self.vet(match, text, lowered)
+                if group is not None and group != "escaped":
+                    start, end = match.span(group)
+                    if covered.get(start, -1) >= end:
+                        continue
+                add(vet(match, text, lowered))
+        return spans
 
 
 _LONG_ANCHOR = 10

@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ctxward.core.scrub.rules import Vetter
+    from ctxward.core.scrub.rules import Spans, Vetter
 
 
 PEM_HEADER = (
@@ -33,7 +33,7 @@ _PEM_TRUNCATED_BODY = (
 _PEM_MAX_BODY = 65_536
 
 
-def vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_pem(match: re.Match[str], text: str, lowered: str) -> Spans:
     label = match.group("label")
     header = match.group(0)
     end_marker = header.replace("BEGIN", "END", 1)
@@ -53,7 +53,7 @@ def vet_pem(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int
         kind = "ssh_private_key"
     else:
         kind = "private_key"
-    yield match.start(), stop, kind
+    return ((match.start(), stop, kind),)
 
 
 PUTTY = r"PuTTY-User-Key-File-\d: [^\n]{0,200}"
@@ -62,22 +62,22 @@ PUTTY = r"PuTTY-User-Key-File-\d: [^\n]{0,200}"
 _PUTTY_END = r"Private-MAC: [0-9a-fA-F]{16,128}"
 
 
-def vet_putty(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_putty(match: re.Match[str], text: str, lowered: str) -> Spans:
     end = regex(_PUTTY_END).search(text, match.end(), match.end() + 16_384)
-    yield match.start(), end.end() if end else match.end(), "ssh_private_key"
+    return ((match.start(), end.end() if end else match.end(), "ssh_private_key"),)
 
 
 def token_vetter(kind: str, body_from: int = 0, minimum: int = 8) -> Vetter:
     """A vetter for prefix tokens: whole-word, not a placeholder, random-looking body."""
 
-    def vet(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+    def vet(match: re.Match[str], text: str, lowered: str) -> Spans:
         start, end = match.span()
         if word_before(text, start):
-            return
+            return ()
         body = match.group(0)[body_from:]
         if is_placeholder(body) or not looks_random(body, minimum):
-            return
-        yield start, end, kind
+            return ()
+        return ((start, end, kind),)
 
     return vet
 
@@ -129,23 +129,25 @@ _JWT_HEADER_MAX = 3 + 8192  # `eyJ` and the longest header body JWT takes
 _JWT_PAYLOAD = r"\.eyJ[A-Za-z0-9_-]{8}(?<=[A-Za-z0-9_-]{11}\.eyJ[A-Za-z0-9_-]{8})"
 
 
-def vet_slack_webhook(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
+def vet_slack_webhook(match: re.Match[str], text: str, lowered: str) -> Spans:
     path = match.group("path")
     if not is_placeholder(path.split("/", 1)[1]):
-        yield match.start("path"), match.end("path"), "slack_webhook"
+        return ((match.start("path"), match.end("path"), "slack_webhook"),)
+    return ()
 
 
-def vet_aws_key_id(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_aws_key_id(match: re.Match[str], text: str, lowered: str) -> Spans:
     start, end = match.span()
     if word_before(text, start) or is_placeholder(match.group(0)):
-        return
-    yield start, end, "aws_access_key_id"
+        return ()
     # A secret access key printed next to its id (credentials.csv, `aws configure list`).
     nearby = regex(_AWS_SECRET_NEARBY).search(text, end, min(len(text), end + 240))
     if nearby and is_aws_secret(nearby.group(0)):
-        yield nearby.start(), nearby.end(), "aws_secret_access_key"
+        return (
+            (start, end, "aws_access_key_id"),
+            (nearby.start(), nearby.end(), "aws_secret_access_key"),
+        )
+    return ((start, end, "aws_access_key_id"),)
 
 
 def is_aws_secret(value: str) -> bool:
@@ -187,16 +189,16 @@ def jwt_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
             look = resume + 11
 
 
-def vet_jwt(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_jwt(match: re.Match[str], text: str, lowered: str) -> Spans:
     start, end = match.span()
     if word_before(text, start):
-        return
+        return ()
     if text[end - 1] == ".":
         end -= 1
     parts = text[start:end].split(".")
     if _is_documentation_jwt(parts[1]) or is_placeholder(parts[1]):
-        return
-    yield start, end, "jwt"
+        return ()
+    return ((start, end, "jwt"),)
 
 
 def _is_documentation_jwt(payload: str) -> bool:
@@ -223,14 +225,14 @@ SCHEME_BEFORE = r"[A-Za-z][A-Za-z0-9+.-]{0,39}\Z"
 URL_PLACEHOLDERS = frozenset({"pass", "password", "passwd", "pwd", "secret", "pw", "p", "x"})
 
 
-def vet_url(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_url(match: re.Match[str], text: str, lowered: str) -> Spans:
     password = match.group("password")
     if password.lower() in URL_PLACEHOLDERS or is_placeholder(password):
-        return
+        return ()
     start = match.start()
     scheme_match = regex(SCHEME_BEFORE).search(lowered, max(0, start - 40), start)
     scheme = scheme_match.group(0) if scheme_match else ""
-    yield match.start("password"), match.end("password"), url_type(scheme)
+    return ((match.start("password"), match.end("password"), url_type(scheme)),)
 
 
 def url_type(scheme: str) -> str:
@@ -255,28 +257,27 @@ AUTHORIZATION = (
 )
 
 
-def vet_bearer(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_bearer(match: re.Match[str], text: str, lowered: str) -> Spans:
     if word_before(text, match.start()):
-        return
+        return ()
     start, end = match.span("value")
     value = text[start:end]
     if is_placeholder(value) or not looks_random(value.rstrip("="), 12):
-        return
-    yield start, end, "bearer_token"
+        return ()
+    return ((start, end, "bearer_token"),)
 
 
-def vet_authorization(
-    match: re.Match[str], text: str, lowered: str
-) -> Iterator[tuple[int, int, str]]:
+def vet_authorization(match: re.Match[str], text: str, lowered: str) -> Spans:
     start, end = match.span("value")
     value = text[start:end]
     if is_placeholder(value):
-        return
+        return ()
     if match.group("scheme") == "basic":
         if looks_random(value.rstrip("="), 6) or ":" in b64_text(value):
-            yield start, end, "basic_auth"
+            return ((start, end, "basic_auth"),)
     elif looks_random(value, 8):
-        yield start, end, "token"
+        return ((start, end, "token"),)
+    return ()
 
 
 def b64_text(value: str) -> str:
@@ -294,8 +295,8 @@ HEROKU = (
 )
 
 
-def vet_heroku(match: re.Match[str], text: str, lowered: str) -> Iterator[tuple[int, int, str]]:
+def vet_heroku(match: re.Match[str], text: str, lowered: str) -> Spans:
     name = lowered[match.start() : match.start("value")].rstrip(" \t:=>\"'")
     if name.endswith(("id", "app", "name", "region", "url", "team")):
-        return
-    yield match.start("value"), match.end("value"), "heroku_api_key"
+        return ()
+    return ((match.start("value"), match.end("value"), "heroku_api_key"),)
