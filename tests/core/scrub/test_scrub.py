@@ -1224,6 +1224,24 @@ def test_a_refused_value_takes_the_span_a_bare_one_would(pieces: list[str]) -> N
         assert found == [m.span() for m in re.finditer(plain, text)]
 
 
+@pytest.mark.parametrize(
+    ("key", "named"),
+    [
+        ("max_tokens", False),
+        ("MAX_TOKENS", False),
+        ("usage.Tokens", False),
+        ("db-secret-name", False),
+        ("secret_toKens", True),  # `to`, `Kens`: the last word is not `tokens`
+        ("secret_tokenS", True),  # `token`, `S`
+        ("SECRET_\u212aEYS", True),  # the Kelvin sign starts no word of the key
+        ("api_token", True),
+    ],
+)
+def test_a_key_whose_last_word_describes_a_credential_names_none(key: str, named: bool) -> None:
+    value = Fake(5).token()
+    assert (value not in redact(f'{key}: "{value}"')) is named
+
+
 def test_a_flag_inside_a_word_or_a_flag_as_a_value_is_not_a_password() -> None:
     fake = Fake(11)
     password = fake.password()

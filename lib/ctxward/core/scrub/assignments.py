@@ -225,6 +225,18 @@ def vet_generic(match: re.Match[str], text: str, lowered: str) -> Spans:
     word_start = match.start("word")
     key_start = word_start
     if word_start and text[word_start - 1] in _KEY_CHARS:  # the key name starts before the word
+        if text[word_start - 1] in "_.-":
+            # A last word that describes the credential (`max_tokens`, `input_tokens`: every
+            # usage record of a transcript) names none, whatever comes before it: one word, of
+            # ASCII letters in one case, is `classify_key`'s last word as it stands.
+            last = text[word_start : match.end("tail")]
+            if (
+                last.isascii()
+                and last.isalpha()
+                and (last.islower() or last.isupper() or last.istitle())
+                and last.lower() in _DESCRIPTIVE_TAILS
+            ):
+                return ()
         before = text[max(0, word_start - 64) : word_start]
         key_start -= len(before) - len(before.rstrip(_KEY_CHARS_TEXT))
         if text[key_start] in "ntr" and text[key_start - 1 : key_start] == "\\":
