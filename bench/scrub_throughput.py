@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scrubber throughput on 1 MB inputs: ctxward.core.scrub, a plain `re` baseline, detect-secrets.
 
-    .venv/bin/python bench/scrub_throughput.py [--runs 7] [--size 1048576] [--against FILE]
+    .venv/bin/python bench/scrub_throughput.py [--runs 7] [--size 1048576] [--against CHECKOUT]
 
 Three inputs, all generated here (fake secrets only, built from pieces):
 - "dense": one secret every ~150 bytes (issue 15's case: a log or a dump full of credentials),
@@ -18,8 +18,10 @@ ctxward's rules' own matching over the text with nothing else (no anchor test, n
 merge): what the table's scans cost by themselves. detect-secrets 1.5.0 (a dev
 dependency: `pip install -e .[dev]`) runs its default plugins line by line through its public
 `scan_line` on the first 64 KB of each input, once (it is ~500x slower); the bench says so and
-goes on when it is missing. `--against FILE` times another scrub.py the same way (main's, to
-see what a change costs). Issue 15's targets: >= 20 MB/s on dense text, >= 30 MB/s on clean.
+goes on when it is missing. `--against CHECKOUT` times another checkout's scrubber in the same
+runs (`git worktree add /tmp/main main`, to see what a change costs), in a child process that
+imports it from there, and says whether its redactions are the same on every input. Issue 15's
+targets: >= 20 MB/s on dense text, >= 30 MB/s on clean.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
 
@@ -244,31 +247,88 @@ def regexes_alone(text: str) -> None:
             pass
 
 
-def median_mb_per_s(functions: list[Callable[[str], object]], text: str, runs: int) -> list[float]:
-    """Each function's median MB/s over `runs` runs, the functions timed in turn within each
-    run (on a shared machine, a burst of load then weighs on all of them alike)."""
-    timings: list[list[float]] = [[] for _ in functions]
-    for _ in range(runs):  # CPU time: the machine is shared, and the scrubber is one thread
-        for function, spent in zip(functions, timings, strict=True):
-            start = time.process_time()
-            function(text)
-            spent.append(time.process_time() - start)
+def median_mb_per_s(timers: list[Callable[[], float]], text: str, runs: int) -> list[float]:
+    """Each timer's median MB/s over `runs` runs, the timers taken in turn within each run (on a
+    shared machine, a burst of load then weighs on all of them alike). A timer runs its scrubber
+    once on `text` and returns the CPU seconds it took (the scrubber is one thread)."""
+    timings: list[list[float]] = [[] for _ in timers]
+    for _ in range(runs):
+        for timer, spent in zip(timers, timings, strict=True):
+            spent.append(timer())
     size = len(text.encode("utf-8"))
     return [size / statistics.median(spent) / 1e6 for spent in timings]
 
 
-def load_scrub(path: str) -> Callable[[str], object]:
-    """`scrub` of another version of the scrubber, from its file alone (for `--against`:
-    `git show main:lib/ctxward/core/scrub.py >/tmp/s.py`; it must need no sibling module)."""
-    import importlib.util
+def cpu_timer(function: Callable[[str], object], text: str) -> Callable[[], float]:
+    def timer() -> float:
+        start = time.process_time()
+        function(text)
+        return time.process_time() - start
 
-    spec = importlib.util.spec_from_file_location("scrub_against", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"--against: cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    function: Callable[[str], object] = module.scrub
-    return function
+    return timer
+
+
+class Checkout:
+    """Another checkout's scrubber, in a child process that imports it from `root/lib` and runs
+    this file's inputs (`--serve`): asked for an input by name, it scrubs it once and answers
+    with the CPU seconds it took and a digest of its redactions."""
+
+    def __init__(self, root: str, size: int) -> None:
+        import subprocess
+
+        lib = Path(root).resolve() / "lib"
+        if not (lib / "ctxward" / "core" / "scrub").is_dir():
+            raise SystemExit(f"--against: {root} is not a ctxward checkout (no lib/ctxward)")
+        self.root = root
+        self.child = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(lib), "--size", str(size)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def ask(self, name: str) -> tuple[float, str]:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(name + "\n")
+        self.child.stdin.flush()
+        seconds, digest = self.child.stdout.readline().split()
+        return float(seconds), digest
+
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        self.child.wait()
+
+
+def redactions_digest(function: Callable[[str], tuple[str, list[Any]]], text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(function(text)[1], sort_keys=True).encode()).hexdigest()
+
+
+def serve(lib: str, size: int) -> int:
+    """`--serve LIB`: the child of `--against`, with LIB's scrubber in place of this checkout's."""
+    sys.path.insert(0, lib)
+    for name in [m for m in sys.modules if m == "ctxward" or m.startswith("ctxward.")]:
+        del sys.modules[name]
+    from ctxward.core.scrub import scrub as theirs
+
+    texts = dict(inputs(size))
+    for line in sys.stdin:
+        text = texts[line.strip()]
+        start = time.process_time()
+        theirs(text)
+        spent = time.process_time() - start
+        print(spent, redactions_digest(theirs, text), flush=True)
+    return 0
+
+
+def inputs(size: int) -> list[tuple[str, str]]:
+    return [
+        ("dense (1 per ~150 B)", dense_corpus(size)),
+        ("mixed (with secrets)", corpus(size, secrets=True)),
+        ("clean (no secrets)", corpus(size, secrets=False)),
+    ]
 
 
 def detect_secrets_mb_per_s(text: str) -> float | None:
@@ -300,28 +360,30 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=1 << 20)
     parser.add_argument(
         "--against",
-        metavar="SCRUB_PY",
-        help="another scrub.py (e.g. main's) timed in turn with this one: its MB/s and the ratio",
+        metavar="CHECKOUT",
+        help="another checkout (e.g. a worktree of main) whose scrubber is timed in the same "
+        "runs: its MB/s, the ratio, and whether its redactions are the same",
     )
+    parser.add_argument("--serve", metavar="LIB", help=argparse.SUPPRESS)  # --against's child
     args = parser.parse_args()
-    against = load_scrub(args.against) if args.against else None
-    inputs = (
-        ("dense (1 per ~150 B)", dense_corpus(args.size), TARGETS["dense"]),
-        ("mixed (with secrets)", corpus(args.size, secrets=True), TARGETS["mixed"]),
-        ("clean (no secrets)", corpus(args.size, secrets=False), TARGETS["clean"]),
-    )
+    if args.serve:
+        return serve(args.serve, args.size)
+    checkout = Checkout(args.against, args.size) if args.against else None
     rows = []
     compared = []
-    for name, text, target in inputs:
-        functions: list[Callable[[str], object]] = [scrub, naive_scrub, regexes_alone]
-        if against is not None:
-            functions.append(against)
-        ours, naive, alone, *theirs = median_mb_per_s(functions, text, args.runs)
+    for name, text in inputs(args.size):
+        timers = [cpu_timer(f, text) for f in (scrub, naive_scrub, regexes_alone)]
+        if checkout is not None:
+            timers.append(lambda name=name: checkout.ask(name)[0])  # type: ignore[misc]
+        ours, naive, alone, *theirs = median_mb_per_s(timers, text, args.runs)
         other = detect_secrets_mb_per_s(text[:DETECT_SECRETS_BYTES])
         found = len(scrub(text)[1])
-        rows.append((name, ours, naive, alone, other, found, target))
-        if theirs:
-            compared.append((name, ours, theirs[0]))
+        rows.append((name, ours, naive, alone, other, found, TARGETS[name.split()[0]]))
+        if checkout is not None:
+            same = checkout.ask(name)[1] == redactions_digest(scrub, text)
+            compared.append((name, ours, theirs[0], same))
+    if checkout is not None:
+        checkout.close()
     print(f"scrub throughput on {args.size / 2**20:.1f} MiB inputs, median of {args.runs} runs")
     print(
         f"{'input':<22} {'ctxward MB/s':>13} {'re MB/s':>8} {'ratio':>6} {'regexes alone':>14} "
@@ -331,18 +393,21 @@ def main() -> int:
     for name, ours, naive, alone, other, found, target in rows:
         if other is None:
             missing = True
-            theirs = f"{'-':>20} {'-':>7}"
+            theirs_column = f"{'-':>20} {'-':>7}"
         else:
-            theirs = f"{other:>20.2f} {ours / other:>6.0f}x"
+            theirs_column = f"{other:>20.2f} {ours / other:>6.0f}x"
         verdict = "met" if ours >= target else "MISSED"
         print(
-            f"{name:<22} {ours:>13.1f} {naive:>8.1f} {ours / naive:>5.2f}x {alone:>14.1f} {theirs} "
-            f"{found:>11} {target:>5.0f} {verdict}"
+            f"{name:<22} {ours:>13.1f} {naive:>8.1f} {ours / naive:>5.2f}x {alone:>14.1f} "
+            f"{theirs_column} {found:>11} {target:>5.0f} {verdict}"
         )
     if missing:
         print("detect-secrets is not installed (pip install -e .[dev]): its columns are empty")
-    for name, ours, theirs in compared:
-        print(f"{name:<22} against {args.against}: {theirs:.1f} MB/s, ratio {ours / theirs:.2f}x")
+    for name, ours, theirs_mb, same in compared:
+        print(
+            f"{name:<22} against {args.against}: {theirs_mb:.1f} MB/s, "
+            f"ratio {ours / theirs_mb:.2f}x, redactions {'the same' if same else 'DIFFERENT'}"
+        )
     return 0
 
 
