@@ -311,8 +311,9 @@ def serve(lib: str, size: int) -> int:
     sys.path.insert(0, lib)
     for name in [m for m in sys.modules if m == "ctxward" or m.startswith("ctxward.")]:
         del sys.modules[name]
-    from ctxward.core.scrub import scrub as theirs
+    import importlib
 
+    theirs = importlib.import_module("ctxward.core.scrub").scrub  # LIB's, not this checkout's
     texts = dict(inputs(size))
     for line in sys.stdin:
         text = texts[line.strip()]

@@ -1351,8 +1351,9 @@ def test_a_random_token_cannot_spell_a_placeholder_by_chance() -> None:
 
 
 def _every_rule(text: str) -> list[scrub_engine.Redaction]:
-    """`find` without the anchor test, the provider gates or `Rule.defers`: every rule runs its
-    regex over the text and vets every match."""
+    """`find` without the anchor test, the provider gates, `Rule.defers` or the refusal before
+    vetting: every rule runs its regex over the text and vets every match, a value the key-word
+    rules refuse at once (`assignments._REFUSED`) as any other."""
     lowered = text.lower()
     if len(lowered) != len(text):
         lowered = text.translate(scrub_rules.ASCII_LOWER)
@@ -1371,7 +1372,7 @@ def _matches(rule: scrub_rules.Rule, haystack: str) -> list[re.Match[str]]:
     """Every match of the rule's regex; for the provider table (matched only where a token
     starts, never searched), its match at every start of a token, with no gate."""
     if rule.name != "providers":
-        return list(re.finditer(rule.pattern, haystack))
+        return list(re.finditer(rule.pattern.replace(scrub_assignments._REFUSED, "(?!)"), haystack))
     pattern = re.compile(rule.pattern)
     found: list[re.Match[str]] = []
     at = 0
@@ -1419,6 +1420,7 @@ _PIECES = [
     *("BEGIN RSA PRI" + "VATE KEY-----", "-----", "://u:", "@db", "Bearer ", "Authorization: "),
     *("=", ": ", ":= ", '"', "'", " ", "\n", "\\n", "_", ".", "x", "-"),
     *("Zq8vR2kLm9Tx4Wb7Nc3Pd6", "abcdefgh", "HUNTER22hunter", "A" * 16, "eyJhbGciOiJIUzI1"),
+    *("${", "$(", "****", "}", ")", "(", "[", "get_token", "os.environ", "export ", "--password "),
 ]
 
 

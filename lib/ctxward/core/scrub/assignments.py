@@ -128,8 +128,9 @@ _classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
 # What starts a bare value `_vet_value` refuses wherever it stands: a reference (`${VAR}`,
 # `$(cmd)`), a mask (`****`), a call or a subscript (`get_token()`, `os.environ["X"]`). Such a
 # value is matched as `refused`, the span `bare` would take, and the rule skips it before any
-# vetting (`Rule.find`): the common case of a key word followed by a value costs no Python.
-# Decided on the lower-cased text, as the key words are (the Kelvin sign counts as `k` there).
+# vetting (`Rule.find`): the common case of a key word followed by a value costs no Python. A
+# shortcut only: `_vet_value` refuses the same values (tests compare both). Decided on the
+# lower-cased text, as the key words are (the Kelvin sign counts as `k` there).
 _REFUSED = r"(?=\$[{(]|\*\*\*\*|[a-z_][a-z0-9_.]{0,1022}[(\[])"
 
 
@@ -206,6 +207,9 @@ _KEY_CHARS = frozenset(_KEY_CHARS_TEXT)
 
 
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+
+
+_CALL = r"[A-Za-z_][A-Za-z0-9_.]*[(\[]"
 
 
 _CODE_STOP = r"[,;)}\]&|<>(\[]"
@@ -304,6 +308,8 @@ def _vet_value(match: re.Match[str], text: str, kind: str, *, at_line_start: boo
         end = closed
     value = text[start:end]
     if group == "bare":
+        if regex(_CALL).match(value):
+            return ()  # `get_token()`, `os.environ["X"]`: code (refused sooner: `_REFUSED`)
         if not at_line_start:
             stop = regex(_CODE_STOP).search(value)
             if stop:
