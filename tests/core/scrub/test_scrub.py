@@ -412,6 +412,13 @@ def positives(fake: Fake) -> list[Case]:
         ("pulumi", "pulumi_token", "pu" + "l-" + f.chars(40, hx)),
         ("twilio", "twilio_key", "S" + "K" + f.chars(32, hx)),
         ("databricks", "databricks_token", "da" + "pi" + f.chars(32, hx)),
+        ("docker hub", "docker_hub_token", "dc" + "kr_pat_" + f.chars(27, a_ + "_-")),
+        ("airtable", "airtable_token", "pa" + "t" + f.chars(14) + "." + f.chars(64, hx)),
+        (
+            "mapbox",
+            "mapbox_token",
+            "s" + "k.eyJ1Ijoi" + f.chars(40, a_ + "_-") + "." + f.chars(22, a_ + "_-"),
+        ),
         (
             "discord",
             "discord_token",
@@ -439,6 +446,30 @@ def positives(fake: Fake) -> list[Case]:
         "azure_storage_key",
         f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={k}",
         k,
+    )
+
+    s = f.chars(40) + "%2B" + f.chars(3) + "%3D"
+    add(
+        "azure sas url",
+        "azure_sas_token",
+        "az storage blob download --blob-url 'https://acct.blob.core.windows.net/c/f.txt"
+        f"?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00%3A00%3A00Z&spr=https&sig={s}'",
+        s,
+    )
+    s = f.chars(40) + "%3D"
+    add(
+        "azure sas connection string",
+        "azure_sas_token",
+        "BlobEndpoint=https://acct.blob.core.windows.net/;"
+        f"SharedAccessSignature=sv=2022-11-02&ss=b&srt=sco&sp=rl&se=2026-01-01&sig={s}",
+        s,
+    )
+    t = "00" + f.chars(40)
+    add(
+        "okta api token",
+        "token",
+        f'curl -H "Authorization: SSWS {t}" https://acme.okta.com/api/v1/users',
+        t,
     )
 
     # -- contextual classes (issue 15)
@@ -808,6 +839,10 @@ def hard_negatives(fake: Fake) -> list[str]:
         f"users:\n- user:\n    client-certificate: ~/.kube/{f.chars(8, HEX)}.crt",
         "redis-cli -h cache -p 6380 ping",
         "mysql -u root -p shop < dump.sql",
+        # A signature only in an Azure SAS query (`sv=` first), and not a placeholder one.
+        f"https://cdn.example.com/img/{sha[:8]}.png?w=640&sig={f.chars(30)}",
+        "https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig=<sas-signature>",
+        "pip install mysql-connector  # in /venv/lib/python3.11/site-packages/mysql",
     ]
 
 

@@ -97,12 +97,17 @@ def test_an_accepted_rule_stays_linear_on_its_own_keyword(pattern: str) -> None:
     ]
     base = _seconds(prose)
     keyword = scrub_config.keyword_of(pattern)
-    scrub_module.configure(allow=frozenset(), rules=(("acme", "acme_token", pattern),))
+    # What the rule adds to the built-in table's own time on the same text: the table's worst
+    # case (`tok=0000-` repeated wakes the provider gate at every dash, ~30x prose) is not the
+    # user rule's, and is bounded by the built-in rules' own tests.
     worst = 0.0
     for unit in (keyword, keyword + "a" * 70, keyword + "live-" + "0" * 39, keyword + "0000-"):
         text = (unit * (1_000_000 // len(unit) + 1))[:1_000_000]
-        worst = max(worst, _seconds(text))
-    assert worst <= 30 * max(base, 0.01), (pattern, worst, base)
+        scrub_module.configure(allow=frozenset(), rules=())
+        without = _seconds(text)
+        scrub_module.configure(allow=frozenset(), rules=(("acme", "acme_token", pattern),))
+        worst = max(worst, _seconds(text) - without)
+    assert worst <= 10 * max(base, 0.01), (pattern, worst, base)
 
 
 def test_a_user_rule_redacts_and_is_named(tmp_path: Path) -> None:

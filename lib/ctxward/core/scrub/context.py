@@ -145,6 +145,28 @@ _PORT_PATH = r"\d{1,5}(?:[/?#]|\Z)"
 _URL_AT_TRIES = 4
 
 
+# An Azure shared access signature: `sig=` in a SAS URL's query or a SAS token, after the
+# service version (`sv=2022-11-02&…`). Whoever holds it has the access it signs until it expires.
+_SAS_SIG = r"sig=(?P<value>[A-Za-z0-9%+/]{16,256}={0,2})"
+_SAS_PARAMS = r"sv=\d{4}-\d\d-\d\d(?:[&;][^\s\"'<>&;]{1,256})*[&;]"  # from sv= to the & before sig=
+_SAS_REACH = 512  # how far before `sig=` its `sv=` may stand
+
+
+def _vet_sas(match: re.Match[str], text: str, lowered: str) -> Spans:
+    start = match.start()
+    version = text.rfind("sv=", max(0, start - _SAS_REACH), start)
+    if (
+        version < 0
+        or (version > 0 and text[version - 1].isalnum())  # `csv=`
+        or not regex(_SAS_PARAMS).fullmatch(text, version, start)
+    ):
+        return ()
+    value = match.group("value")
+    if is_placeholder(value) or not looks_random(value, 16):
+        return ()
+    return ((match.start("value"), match.end("value"), "azure_sas_token"),)
+
+
 def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Spans:
     value = match.group("value")
     if is_placeholder(value) or not looks_random(value, 16):
@@ -426,6 +448,7 @@ def rules() -> tuple[Rule, ...]:
             for literal, rule_id, kind, pattern in UNSEPARATED
         ),
         Rule("url_token", _URL_TOKEN, False, _vet_url_token, "://"),
+        Rule("azure_sas", _SAS_SIG, False, _vet_sas, "sig="),
         Rule("url_password_special", _URL_USER, False, _vet_url_special, "://"),
         Rule("cli_password_flag", _FLAG, False, _vet_cli_password, "-"),
         Rule("netrc_lines", _NETRC_LINES, True, _vet_netrc, "machine"),

@@ -71,6 +71,14 @@ PROVIDERS: tuple[tuple[str, str, str], ...] = (
     ("square_token", "square_token", r"sq0(?:atp|csp)-[" + _A + r"_-]{22,43}" + _B),
     ("onepassword_token", "onepassword_token", r"ops_eyJ[" + _A + r"_-]{100,4096}={0,2}" + _B),
     ("pulumi_token", "pulumi_token", r"pul-[a-f0-9]{40}" + _B),
+    ("docker_hub_token", "docker_hub_token", r"dckr_(?:pat|oat)_[" + _A + r"_-]{20,60}" + _B),
+    ("airtable_token", "airtable_token", r"pat[" + _A + r"]{14}\.[a-f0-9]{64}" + _B),
+    # Secret tokens only: `pk.` ones are public by design, made to sit in a web page.
+    (
+        "mapbox_secret_token",
+        "mapbox_token",
+        r"sk\.eyJ1[" + _A + r"_-]{19,512}\.[" + _A + r"_-]{22,128}" + _B,
+    ),
 )
 
 # Formats with no separator early on: (literal looked for first, rule id, type, pattern). These
@@ -133,9 +141,13 @@ TYPES: dict[str, str] = {
     "square_token": "Square access token (sq0atp-…)",
     "onepassword_token": "1Password service-account token (ops_…)",
     "pulumi_token": "Pulumi access token (pul-…)",
+    "docker_hub_token": "Docker Hub personal or organization access token (dckr_pat_…)",
+    "airtable_token": "Airtable personal access token (pat….…)",
+    "mapbox_token": "Mapbox secret access token (sk.eyJ1…)",
     "twilio_key": "Twilio API key (SK…)",
     "databricks_token": "Databricks token (dapi…)",
     "azure_storage_key": "Azure storage account key (AccountKey=…)",
     "consul_token": "Consul / Nomad ACL SecretID",
     "url_token": "token as URL userinfo (scheme://TOKEN@host)",
+    "azure_sas_token": "Azure shared access signature (sig= in a SAS URL or token)",
 }

@@ -252,7 +252,7 @@ BEARER = r"bearer[ \t]+(?P<value>[a-z0-9._~+/-]{8,8192}=*)"
 
 
 AUTHORIZATION = (
-    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?P<scheme>basic|token|apikey|api-key|sso-key)"
+    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?P<scheme>basic|token|apikey|api-key|sso-key|ssws)"
     r"[ \t]+(?P<value>[^\s\"',;]{6,4096})"
 )
 
