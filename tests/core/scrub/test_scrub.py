@@ -31,6 +31,7 @@ ALNUM = string.ascii_letters + string.digits
 UPPER32 = string.ascii_uppercase + "234567"
 B64 = string.ascii_letters + string.digits + "+/"
 HEX = "0123456789abcdef"
+LOWER36 = string.ascii_lowercase + string.digits
 
 # Prefixes split in two so that no literal in this file looks like a real credential.
 GH = "gh"
@@ -414,6 +415,15 @@ def positives(fake: Fake) -> list[Case]:
         ("databricks", "databricks_token", "da" + "pi" + f.chars(32, hx)),
         ("docker hub", "docker_hub_token", "dc" + "kr_pat_" + f.chars(27, a_ + "_-")),
         ("airtable", "airtable_token", "pa" + "t" + f.chars(14) + "." + f.chars(64, hx)),
+        ("langsmith", "langsmith_key", "ls" + "v2_pt_" + f.chars(32, hx) + "_" + f.chars(10, hx)),
+        ("pinecone", "pinecone_key", "pc" + "sk_" + f.chars(5) + "_" + f.chars(64)),
+        ("tavily", "tavily_key", "tv" + "ly-dev-" + f.chars(32)),
+        (
+            "terraform cloud",
+            "terraform_cloud_token",
+            f.chars(14, LOWER36) + ".atlas" + "v1." + f.chars(67, LOWER36),
+        ),
+        ("sourcegraph", "sourcegraph_token", "sg" + "p_" + f.chars(40, hx)),
         (
             "mapbox",
             "mapbox_token",
@@ -463,6 +473,23 @@ def positives(fake: Fake) -> list[Case]:
         "BlobEndpoint=https://acct.blob.core.windows.net/;"
         f"SharedAccessSignature=sv=2022-11-02&ss=b&srt=sco&sp=rl&se=2026-01-01&sig={s}",
         s,
+    )
+    t = "AA" + f.chars(33, ALNUM + "_-")
+    bot = f.chars(10, string.digits)
+    add("telegram bot token", "telegram_bot_token", f'bot = Bot("{bot}:{t}")', t)
+    t = "AA" + f.chars(33, ALNUM + "_-")
+    add(
+        "telegram bot api url",
+        "telegram_bot_token",
+        f"curl https://api.telegram.org/bot{bot}:{t}/getUpdates",
+        t,
+    )
+    t = f.chars(68, ALNUM + "_-")
+    add(
+        "discord webhook",
+        "discord_webhook",
+        f"DISCORD_URL=https://discord.com/api/webhooks/{f.chars(18, string.digits)}/{t}",
+        t,
     )
     t = "00" + f.chars(40)
     add(

@@ -167,6 +167,42 @@ def _vet_sas(match: re.Match[str], text: str, lowered: str) -> Spans:
     return ((match.start("value"), match.end("value"), "azure_sas_token"),)
 
 
+# A Telegram bot token, `BOT_ID:SECRET`: 8 to 10 digits, then 35 characters that start `AA`. The
+# bot's id is public; the part after the colon is the secret.
+_TELEGRAM = r":(?P<value>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"
+
+
+def _vet_telegram(match: re.Match[str], text: str, lowered: str) -> Spans:
+    start = match.start()
+    before = text[max(0, start - 11) : start]
+    digits = len(before) - len(before.rstrip("0123456789"))
+    head = start - digits
+    if not 8 <= digits <= 10 or (
+        word_before(text, head) and not text.endswith("bot", 0, head)  # api.telegram.org/bot…
+    ):
+        return ()
+    value = match.group("value")
+    if is_placeholder(value) or not looks_random(value, 16):
+        return ()
+    return ((match.start("value"), match.end("value"), "telegram_bot_token"),)
+
+
+# A Discord webhook: whoever has its URL can post to the channel.
+_DISCORD_WEBHOOK = r"/api/webhooks/\d{17,20}/(?P<value>[A-Za-z0-9_-]{60,80})(?![A-Za-z0-9_-])"
+_DISCORD_HOSTS = ("discord.com", "discordapp.com")
+
+
+def _vet_discord_webhook(match: re.Match[str], text: str, lowered: str) -> Spans:
+    value = match.group("value")
+    if (
+        not lowered.endswith(_DISCORD_HOSTS, 0, match.start())
+        or is_placeholder(value)
+        or not looks_random(value, 16)
+    ):
+        return ()
+    return ((match.start("value"), match.end("value"), "discord_webhook"),)
+
+
 def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Spans:
     value = match.group("value")
     if is_placeholder(value) or not looks_random(value, 16):
@@ -449,6 +485,8 @@ def rules() -> tuple[Rule, ...]:
         ),
         Rule("url_token", _URL_TOKEN, False, _vet_url_token, "://"),
         Rule("azure_sas", _SAS_SIG, False, _vet_sas, "sig="),
+        Rule("telegram_bot_token", _TELEGRAM, False, _vet_telegram, ":AA"),
+        Rule("discord_webhook", _DISCORD_WEBHOOK, False, _vet_discord_webhook, "/api/webhooks/"),
         Rule("url_password_special", _URL_USER, False, _vet_url_special, "://"),
         Rule("cli_password_flag", _FLAG, False, _vet_cli_password, "-"),
         Rule("netrc_lines", _NETRC_LINES, True, _vet_netrc, "machine"),

@@ -73,6 +73,19 @@ PROVIDERS: tuple[tuple[str, str, str], ...] = (
     ("pulumi_token", "pulumi_token", r"pul-[a-f0-9]{40}" + _B),
     ("docker_hub_token", "docker_hub_token", r"dckr_(?:pat|oat)_[" + _A + r"_-]{20,60}" + _B),
     ("airtable_token", "airtable_token", r"pat[" + _A + r"]{14}\.[a-f0-9]{64}" + _B),
+    ("langsmith_key", "langsmith_key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}" + _B),
+    ("pinecone_key", "pinecone_key", r"pcsk_[" + _A + r"]{4,8}_[" + _A + r"]{40,100}" + _B),
+    ("tavily_key", "tavily_key", r"tvly-(?:dev-|prod-)?[" + _A + r"]{32}" + _B),
+    (
+        "terraform_cloud_token",
+        "terraform_cloud_token",
+        r"[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,70}" + _B,
+    ),
+    (
+        "sourcegraph_token",
+        "sourcegraph_token",
+        r"sgp_(?:(?:[a-fA-F0-9]{16}|local)_)?[a-fA-F0-9]{40}" + _B,
+    ),
     # Secret tokens only: `pk.` ones are public by design, made to sit in a web page.
     (
         "mapbox_secret_token",
@@ -144,6 +157,13 @@ TYPES: dict[str, str] = {
     "docker_hub_token": "Docker Hub personal or organization access token (dckr_pat_…)",
     "airtable_token": "Airtable personal access token (pat….…)",
     "mapbox_token": "Mapbox secret access token (sk.eyJ1…)",
+    "langsmith_key": "LangSmith API key (lsv2_pt_…, lsv2_sk_…)",
+    "pinecone_key": "Pinecone API key (pcsk_…)",
+    "tavily_key": "Tavily API key (tvly-…)",
+    "terraform_cloud_token": "Terraform Cloud / HCP Terraform token (….atlasv1.…)",
+    "sourcegraph_token": "Sourcegraph access token (sgp_…)",
+    "telegram_bot_token": "Telegram bot token (the part after BOT_ID:)",
+    "discord_webhook": "Discord webhook token (/api/webhooks/ID/TOKEN)",
     "twilio_key": "Twilio API key (SK…)",
     "databricks_token": "Databricks token (dapi…)",
     "azure_storage_key": "Azure storage account key (AccountKey=…)",
