@@ -1304,6 +1304,18 @@ def test_a_key_whose_last_word_describes_a_credential_names_none(key: str, named
     assert (value not in redact(f'{key}: "{value}"')) is named
 
 
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(st.sampled_from([*_VALUE_PIECES, "\\", "]", "`", "\t", ":="]), max_size=14))
+def test_the_separator_lookahead_changes_no_match(pieces: list[str]) -> None:
+    """`_SEPARATOR_AHEAD` only turns away the places where no separator could match."""
+    text = "".join(pieces).lower()
+    for pattern in scrub_assignments.GENERIC:
+        plain = pattern.replace(scrub_assignments._SEPARATOR_AHEAD, "", 1)
+        assert plain != pattern
+        found = [(m.span(), m.lastgroup) for m in re.finditer(pattern, text)]
+        assert found == [(m.span(), m.lastgroup) for m in re.finditer(plain, text)]
+
+
 def test_a_flag_inside_a_word_or_a_flag_as_a_value_is_not_a_password() -> None:
     fake = Fake(11)
     password = fake.password()

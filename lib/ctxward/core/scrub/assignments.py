@@ -169,8 +169,13 @@ _PROSE_AHEAD = (
 _PROSE_WORDS = ("pass", "secret", "token", "key")
 
 
+# What can stand before a separator's `:` or `=` (`_SEPARATOR`'s backslashes, quote, bracket and
+# blanks): where neither follows, the separator is not tried (a key word in a sentence).
+_SEPARATOR_AHEAD = r"(?=[\\\"'`\] \t]{0,18}[:=])"
+
+
 GENERIC = tuple(
-    f"(?P<word>{word}){_NAME_TAIL}(?:{_SEPARATOR}{_VALUE}"
+    f"(?P<word>{word}){_NAME_TAIL}(?:{_SEPARATOR_AHEAD}{_SEPARATOR}{_VALUE}"
     + (f"|{_PROSE_AHEAD})" if word in _PROSE_WORDS else ")")
     for word in GENERIC_WORDS
 )

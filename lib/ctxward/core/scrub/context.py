@@ -147,8 +147,8 @@ _URL_AT_TRIES = 4
 
 # An Azure shared access signature: `sig=` in a SAS URL's query or a SAS token, after the
 # service version (`sv=2022-11-02&…`). Whoever holds it has the access it signs until it expires.
-_SAS_SIG = r"sig=(?P<value>[A-Za-z0-9%+/]{16,256}={0,2})"
-_SAS_PARAMS = r"sv=\d{4}-\d\d-\d\d(?:[&;][^\s\"'<>&;]{1,256})*[&;]"  # from sv= to the & before sig=
+_SAS_SIG = r"&sig=(?P<value>[A-Za-z0-9%+/]{16,256}={0,2})"
+_SAS_PARAMS = r"sv=\d{4}-\d\d-\d\d(?:&[^\s\"'<>&]{1,256})*"  # from sv= to the &sig=
 _SAS_REACH = 512  # how far before `sig=` its `sv=` may stand
 
 
@@ -484,7 +484,7 @@ def rules() -> tuple[Rule, ...]:
             for literal, rule_id, kind, pattern in UNSEPARATED
         ),
         Rule("url_token", _URL_TOKEN, False, _vet_url_token, "://"),
-        Rule("azure_sas", _SAS_SIG, False, _vet_sas, "sig="),
+        Rule("azure_sas", _SAS_SIG, False, _vet_sas, "&sig="),
         Rule("telegram_bot_token", _TELEGRAM, False, _vet_telegram, ":AA"),
         Rule("discord_webhook", _DISCORD_WEBHOOK, False, _vet_discord_webhook, "/api/webhooks/"),
         Rule("url_password_special", _URL_USER, False, _vet_url_special, "://"),
