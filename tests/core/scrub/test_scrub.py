@@ -1470,6 +1470,22 @@ def _corpus() -> list[str]:
     return [*docs, basic_auth_case()[0]]
 
 
+def test_anchors_that_start_alike_are_looked_for_in_one_scan() -> None:
+    """`AIza` and `ATATT3` share a scan (`Rule.kin`): absent both, one search says so for both;
+    with one of them there, each is still looked for on its own."""
+    rules = {rule.name: rule for rule in scrub_module.RULES}
+    google, atlassian = rules["google_api_key"], rules["atlassian_token"]
+    assert google.kin is not None and google.kin == atlassian.kin
+    present: dict[tuple[str, bool], bool] = {}
+    assert not google._anchored("plain words only", present)
+    assert present[(google.kin, False)] is False
+    assert not atlassian._anchored("plain words only", present)
+    present = {}
+    text = "a token: " + "ATAT" + "T3" + "x" * 20
+    assert not google._anchored(text, present)
+    assert atlassian._anchored(text, present)
+
+
 def test_every_match_of_a_rule_holds_one_of_its_anchors() -> None:
     matched = set()
     for doc in _corpus():

@@ -331,7 +331,8 @@ def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
 # checks each against its pattern). One literal or none: a search for an absent anchor costs
 # what the regex's own literal-prefix scan would, and one that is present stops at its first
 # hit; several anchors would mean several scans, and one combined alternation of them all
-# tests every position of the text. No anchor: the rule always runs.
+# tests every position of the text. Anchors that start with the same character share one scan
+# that says whether any of them is there (`Rule.kin`). No anchor: the rule always runs.
 RULES: tuple[Rule, ...] = (
     Rule("pem", PEM_HEADER, False, vet_pem, "BEGIN "),
     Rule("putty", PUTTY, False, vet_putty, "PuTTY-User-Key-File-"),
