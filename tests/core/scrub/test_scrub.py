@@ -1486,6 +1486,22 @@ def test_anchors_that_start_alike_are_looked_for_in_one_scan() -> None:
     assert atlassian._anchored(text, present)
 
 
+def test_a_one_character_anchor_keeps_its_own_scan() -> None:
+    """A kin scan looks for anchors of two characters or more: `-` is not one of `-u`'s kin,
+    and the rule it anchors is not skipped when `-u` and `-x` are absent."""
+
+    def rule(name: str, anchor: str) -> scrub_rules.Rule:
+        return scrub_rules.Rule(name, re.escape(anchor), False, lambda m, t, lowered: (), anchor)
+
+    table = (rule("dash", "-"), rule("u", "-u"), rule("x", "-x"))
+    scrub_rules.link_parts(table)
+    assert table[0].kin is None
+    assert table[1].kin is not None and table[1].kin == table[2].kin
+    present: dict[tuple[str, bool], bool] = {}
+    assert not table[1]._anchored("a - b", present)
+    assert table[0]._anchored("a - b", present)
+
+
 def test_every_match_of_a_rule_holds_one_of_its_anchors() -> None:
     matched = set()
     for doc in _corpus():

@@ -185,7 +185,7 @@ def link_parts(rules: tuple[Rule, ...]) -> None:
             rule.parts = tuple(sorted(a for a in anchors if a != anchor and a in anchor))
             group = kin.get((anchor[0], rule.on_lowered), set())
             rule.kin = None
-            if len(group) > 1:
+            if anchor in group and len(group) > 1:  # (a one-character anchor is in none)
                 rests = sorted({a[1:] for a in group}, key=lambda rest: (-len(rest), rest))
                 rule.kin = re.escape(anchor[0]) + "(?:" + "|".join(map(re.escape, rests)) + ")"
 
