@@ -2,16 +2,18 @@
 iterations), a large tool output (seed 004 G0: over 2 KB) and a context-pressure stage (seed 002
 ACC: 70, 80%) each reach the model, as facts, in the request after the tool call.
 
-One run, `claude -p "E2E_SILENT_READ=16:<big file> E2E_INPUT_TOKENS=138000
+One run, `claude -p "E2E_SILENT_READ=18:<big file> E2E_INPUT_TOKENS=138000
 E2E_TOKENS_PER_CALL=1600"`, in a scratch project wired with settings.example.json. The mock
-answers 16 turns with a Read and no text: first the whole 40 KB file, then one line at a time;
+answers 18 turns with a Read and no text: first the whole 40 KB file, then one line at a time;
 each reply reports 1,600 input tokens more than the last (138,000, 139,600, ... of the default
 200,000-token window). The transcript records that usage; the hook reads it from there.
 
-The CLI appends the transcript as it goes: on a loaded machine the line with the newest usage can
-land just after the hook of the call it asked for has run, so a stage may be told one call late
-(with the previous request's count), and silence one call late. Seen in full-suite runs; the tests
-allow that one call, and no more.
+The CLI appends the transcript as it goes: the line with the newest usage often lands just after
+the hook of the call it asked for has run, so a stage is often told one call late (with the
+previous request's count), now and then two, and silence one. In 40 runs of this module alone on
+an idle machine (2026-12-05): the 80% stage at call 15 4 times, at 16 34 times, at 17 twice;
+silence at 15 36 times, at 16 4 times. The tests allow three calls (`LATE`), and the run has
+three calls past the 80% line so that a late stage still arrives.
 
 What the pinned CLI (2.1.332) does with the hook's additionalContext: a `role: system` message
 right after the tool result, "PostToolUse:Read hook additional context: <text>", kept in the
@@ -31,7 +33,8 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-READS = 16
+READS = 18
+LATE = 3  # how many calls late a fact may come (module docstring)
 SILENCE = 15  # seed 002: 15 calls without a text response
 BASE, PER_CALL = 138_000, 1_600
 PREFIX = "PostToolUse:Read hook additional context: "
@@ -115,15 +118,15 @@ def test_the_pressure_stages_arrive_once_each_from_the_recorded_usage(run):
         k: [f for f in new_facts(run, k) if "context holds" in f] for k in range(1, READS + 1)
     }
     # Call k's hook sees the usage of the request that asked for it, BASE + PER_CALL * (k - 1):
-    # 70% is crossed at call 3 (141,200), 80% at call 15 (160,400); one call late at most.
+    # 70% is crossed at call 3 (141,200), 80% at call 15 (160,400); LATE calls late at most.
     told = {k: found[0] for k, found in stages.items() if found}
     assert all(len(found) <= 1 for found in stages.values()), stages
     (at_70, at_80) = told
-    assert at_70 in (3, 4) and at_80 in (15, 16), stages
+    assert 3 <= at_70 <= 3 + LATE and 15 <= at_80 <= 15 + LATE, stages
     for k, stage in ((at_70, 70), (at_80, 80)):
         tokens = next(
             BASE + PER_CALL * n
-            for n in (k - 1, k - 2)
+            for n in range(k - 1, k - 2 - LATE, -1)
             if f"holds {BASE + PER_CALL * n:,} " in told[k]
         )
         assert tokens * 100 // 200_000 >= stage, told[k]
@@ -141,7 +144,7 @@ def test_silence_drift_is_told_live_after_the_15th_call_without_text(run):
         k: [f for f in new_facts(run, k) if "silence drift" in f] for k in range(1, READS + 1)
     }
     told = [k for k, found in silence.items() if found]
-    assert told in ([SILENCE], [SILENCE + 1]), silence  # one call late at most (docstring)
+    assert len(told) == 1 and SILENCE <= told[0] <= SILENCE + LATE, silence  # (docstring)
     (at,) = told
     calls = re.fullmatch(r"ctxward drift check: silence drift — (\d+) tool calls.*", silence[at][0])
     assert calls is not None and SILENCE <= int(calls[1]) <= at, silence[at]
