@@ -161,10 +161,7 @@ def _vet_sas(match: re.Match[str], text: str, lowered: str) -> Spans:
         or not regex(_SAS_PARAMS).fullmatch(text, version, start)
     ):
         return ()
-    value = match.group("value")
-    if is_placeholder(value) or not looks_random(value, 16):
-        return ()
-    return ((match.start("value"), match.end("value"), "azure_sas_token"),)
+    return _generated_value(match, "azure_sas_token")
 
 
 # A Telegram bot token, `BOT_ID:SECRET`: 8 to 10 digits, then 35 characters that start `AA`. The
@@ -181,10 +178,7 @@ def _vet_telegram(match: re.Match[str], text: str, lowered: str) -> Spans:
         word_before(text, head) and not text.endswith("bot", 0, head)  # api.telegram.org/bot…
     ):
         return ()
-    value = match.group("value")
-    if is_placeholder(value) or not looks_random(value, 16):
-        return ()
-    return ((match.start("value"), match.end("value"), "telegram_bot_token"),)
+    return _generated_value(match, "telegram_bot_token")
 
 
 # A Discord webhook: whoever has its URL can post to the channel.
@@ -193,21 +187,21 @@ _DISCORD_HOSTS = ("discord.com", "discordapp.com")
 
 
 def _vet_discord_webhook(match: re.Match[str], text: str, lowered: str) -> Spans:
-    value = match.group("value")
-    if (
-        not lowered.endswith(_DISCORD_HOSTS, 0, match.start())
-        or is_placeholder(value)
-        or not looks_random(value, 16)
-    ):
+    if not lowered.endswith(_DISCORD_HOSTS, 0, match.start()):
         return ()
-    return ((match.start("value"), match.end("value"), "discord_webhook"),)
+    return _generated_value(match, "discord_webhook")
 
 
 def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Spans:
+    return _generated_value(match, "url_token")
+
+
+def _generated_value(match: re.Match[str], kind: str) -> Spans:
+    """The match's `value`, as `kind`, when it looks generated and stands for nothing else."""
     value = match.group("value")
     if is_placeholder(value) or not looks_random(value, 16):
         return ()
-    return ((match.start("value"), match.end("value"), "url_token"),)
+    return ((match.start("value"), match.end("value"), kind),)
 
 
 def _vet_url_special(match: re.Match[str], text: str, lowered: str) -> Spans:
