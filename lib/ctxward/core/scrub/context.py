@@ -119,11 +119,7 @@ def _azure_vetter(kind: str) -> Vetter:
     def vet(match: re.Match[str], text: str, lowered: str) -> Spans:
         if not text.endswith(_AZURE_NAMES, 0, match.start()):
             return ()
-        start, end = match.span("value")
-        value = text[start:end]
-        if not is_placeholder(value) and looks_random(value, 12):
-            return ((start, end, kind),)
-        return ()
+        return _generated_value(match, kind, 12)
 
     return vet
 
@@ -196,10 +192,11 @@ def _vet_url_token(match: re.Match[str], text: str, lowered: str) -> Spans:
     return _generated_value(match, "url_token")
 
 
-def _generated_value(match: re.Match[str], kind: str) -> Spans:
-    """The match's `value`, as `kind`, when it looks generated and stands for nothing else."""
+def _generated_value(match: re.Match[str], kind: str, minimum: int = 16) -> Spans:
+    """The match's `value`, as `kind`, when it looks generated (`looks_random`, from `minimum`
+    characters) and stands for nothing else."""
     value = match.group("value")
-    if is_placeholder(value) or not looks_random(value, 16):
+    if is_placeholder(value) or not looks_random(value, minimum):
         return ()
     return ((match.start("value"), match.end("value"), kind),)
 
