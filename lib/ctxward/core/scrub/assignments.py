@@ -125,6 +125,19 @@ def classify_key(name: str) -> str | None:
 _classify_cached = functools.lru_cache(maxsize=4096)(classify_key)
 
 
+def _last_word_describes(last: str) -> bool:
+    """Whether a key ending in `last`, after a `_`, `.` or `-`, is one `classify_key` calls no
+    credential whatever comes before (`max_tokens`): read before the whole key is. Only where
+    `last` is that function's last word as it stands, one word of ASCII letters in one case or
+    capitalised (`toKens` is two words there, and the Kelvin sign none)."""
+    return (
+        last.isascii()
+        and last.isalpha()
+        and (last.islower() or last.isupper() or last.istitle())
+        and last.lower() in _DESCRIPTIVE_TAILS
+    )
+
+
 # What starts a bare value `_vet_value` refuses wherever it stands: a reference (`${VAR}`,
 # `$(cmd)`), a mask (`****`), a call or a subscript (`get_token()`, `os.environ["X"]`). Such a
 # value is matched as `refused`, the span `bare` would take, and the rule skips it before any
@@ -233,19 +246,9 @@ def vet_generic(match: re.Match[str], text: str, lowered: str) -> Spans:
     # `_vet_value` would refuse wherever it stands never gets here (`_VALUE`'s `refused`).
     word_start = match.start("word")
     key_start = word_start
-    if word_start and text[word_start - 1] in _KEY_CHARS:  # the key name starts before the word
-        if text[word_start - 1] in "_.-":
-            # A last word that describes the credential (`max_tokens`, `input_tokens`: every
-            # usage record of a transcript) names none, whatever comes before it: one word, of
-            # ASCII letters in one case, is `classify_key`'s last word as it stands.
-            last = text[word_start : match.end("tail")]
-            if (
-                last.isascii()
-                and last.isalpha()
-                and (last.islower() or last.isupper() or last.istitle())
-                and last.lower() in _DESCRIPTIVE_TAILS
-            ):
-                return ()
+    if word_start and (prior := text[word_start - 1]) in _KEY_CHARS:  # the key starts before
+        if prior in "_.-" and _last_word_describes(text[word_start : match.end("tail")]):
+            return ()  # `max_tokens`, `input_tokens`: every usage record of a transcript
         before = text[max(0, word_start - 64) : word_start]
         key_start -= len(before) - len(before.rstrip(_KEY_CHARS_TEXT))
         if text[key_start] in "ntr" and text[key_start - 1 : key_start] == "\\":
